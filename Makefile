@@ -1,0 +1,41 @@
+# Quire. `make run` to use it, `make test` to check it. See README.md.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+INSTALLED := $(VENV)/.installed
+
+.PHONY: run test lint install system-packages system-packages-test stop-db clean
+
+$(PY):
+	"$$(scripts/find_python.sh)" -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(INSTALLED): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(INSTALLED)
+
+install: $(INSTALLED)
+
+system-packages:
+	scripts/system_packages.sh run
+
+system-packages-test:
+	scripts/system_packages.sh test
+
+run: install system-packages
+	$(PY) scripts/run_local.py
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
+
+test: install system-packages-test lint
+	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+stop-db: install
+	$(PY) -c "from pathlib import Path; from config.embedded_db import stop; print('stopped' if stop(Path('var/pgdata')) else 'not running')"
+
+clean: stop-db
+	rm -rf var $(VENV)

@@ -1,0 +1,80 @@
+"""What other contexts may ask Access. Keyword-only, ids in, frozen values out."""
+
+import uuid
+from dataclasses import dataclass
+
+from access import selectors, services
+from access.exceptions import ActionForbidden, ProjectNotFound
+from access.models import Permission, Role
+
+__all__ = [
+    "ActionForbidden",
+    "Member",
+    "Permission",
+    "Principal",
+    "ProjectNotFound",
+    "Role",
+    "grant_owner",
+    "grants_delete_for_project",
+    "members_of",
+    "permission_check",
+    "permission_require",
+    "principal_describe",
+    "project_ids_visible_to",
+    "role_of",
+]
+
+
+@dataclass(frozen=True)
+class Member:
+    user_id: int
+    username: str
+    role: str
+
+
+@dataclass(frozen=True)
+class Principal:
+    user_id: int
+    username: str
+
+
+def permission_check(*, user_id: int | None, project_id: uuid.UUID, permission: str) -> bool:
+    """May this principal do ``permission`` on the project? Read fresh on every call."""
+    if not user_id:
+        return False
+    return selectors.permission_held(user_id=user_id, project_id=project_id, permission=permission)
+
+
+def permission_require(*, user_id: int | None, project_id: uuid.UUID, permission: str) -> str:
+    """Return the role, or raise ``ProjectNotFound`` (not visible) or ``ActionForbidden`` (not allowed)."""
+    return services.permission_require(user_id=user_id, project_id=project_id, permission=permission)
+
+
+def role_of(*, user_id: int, project_id: uuid.UUID) -> str | None:
+    return selectors.role_of(user_id=user_id, project_id=project_id)
+
+
+def project_ids_visible_to(*, user_id: int) -> list[uuid.UUID]:
+    return selectors.project_ids_visible_to(user_id=user_id)
+
+
+def grant_owner(*, project_id: uuid.UUID, user_id: int) -> None:
+    services.grant_owner(project_id=project_id, user_id=user_id)
+
+
+def grants_delete_for_project(*, project_id: uuid.UUID) -> None:
+    services.grants_delete_for_project(project_id=project_id)
+
+
+def members_of(*, project_id: uuid.UUID) -> list[Member]:
+    return [
+        Member(user_id=grant.user_id, username=grant.user.username, role=grant.role)
+        for grant in selectors.grants_of_project(project_id=project_id)
+    ]
+
+
+def principal_describe(*, user_id: int) -> Principal | None:
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.filter(pk=user_id).only("username").first()
+    return Principal(user_id=user.pk, username=user.username) if user else None

@@ -1,0 +1,40 @@
+import uuid
+
+from django.contrib.auth import get_user_model
+
+from access.models import ROLE_PERMISSIONS, ApiToken, ProjectGrant
+
+
+def role_of(*, user_id: int, project_id: uuid.UUID) -> str | None:
+    return (
+        ProjectGrant.objects.filter(user_id=user_id, project_id=project_id)
+        .values_list("role", flat=True)
+        .first()
+    )
+
+
+def permission_held(*, user_id: int, project_id: uuid.UUID, permission: str) -> bool:
+    role = role_of(user_id=user_id, project_id=project_id)
+    return role is not None and permission in ROLE_PERMISSIONS[role]
+
+
+def project_ids_visible_to(*, user_id: int) -> list[uuid.UUID]:
+    return list(
+        ProjectGrant.objects.filter(user_id=user_id)
+        .order_by("project_id")
+        .values_list("project_id", flat=True)
+    )
+
+
+def grants_of_project(*, project_id: uuid.UUID) -> list[ProjectGrant]:
+    return list(
+        ProjectGrant.objects.filter(project_id=project_id).select_related("user").order_by("user__username")
+    )
+
+
+def user_by_username(username: str):
+    return get_user_model().objects.filter(username=username, is_active=True).first()
+
+
+def tokens_of(*, user_id: int) -> list[ApiToken]:
+    return list(ApiToken.objects.filter(user_id=user_id).order_by("-created_at"))

@@ -1,0 +1,55 @@
+from django.db import models
+from django.db.models import F, Q
+
+
+class UpdateOrigin(models.TextChoices):
+    CLIENT = "client"
+    SERVER = "server"
+
+
+class DocumentLog(models.Model):
+    """The accepted history of one text document, keyed by Workspace's file id (stable across renames).
+
+    ``snapshot`` is the merged Yjs state as of ``snapshot_seq``; loading the
+    document reads it plus the updates after it, so cost stays bounded as the log grows.
+    """
+
+    project_id = models.UUIDField()
+    file_id = models.BigIntegerField(unique=True)
+    snapshot = models.BinaryField(default=b"")
+    snapshot_seq = models.BigIntegerField(default=0)
+    last_seq = models.BigIntegerField(default=0)
+    projected_seq = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(snapshot_seq__lte=F("last_seq"), projected_seq__lte=F("last_seq")),
+                name="log_sequences_ordered",
+            )
+        ]
+        indexes = [models.Index(fields=["project_id"], name="log_by_project")]
+
+    def __str__(self) -> str:
+        return f"document {self.file_id} @ {self.last_seq}"
+
+
+class AcceptedUpdate(models.Model):
+    """One accepted Yjs update, in order. Rows are never edited."""
+
+    log = models.ForeignKey(DocumentLog, on_delete=models.CASCADE, related_name="updates")
+    seq = models.BigIntegerField()
+    update = models.BinaryField()
+    origin = models.CharField(max_length=8, choices=UpdateOrigin.choices)
+    actor_id = models.IntegerField(null=True)
+    accepted_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["log", "seq"], name="update_seq_unique_per_log"),
+            models.CheckConstraint(condition=Q(origin__in=UpdateOrigin.values), name="update_origin_known"),
+            models.CheckConstraint(condition=Q(seq__gt=0), name="update_seq_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.log_id}#{self.seq}"

@@ -1,0 +1,76 @@
+"""One error shape for every API response: ``{"error": {"code", "message", "details"}}``."""
+
+import logging
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.db import DatabaseError, InterfaceError, OperationalError
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions as drf
+from rest_framework.response import Response
+
+from config.errors import QuireError
+
+logger = logging.getLogger(__name__)
+
+_DRF_CODES: list[tuple[type[Exception], str]] = [
+    (drf.NotAuthenticated, "not_authenticated"),
+    (drf.AuthenticationFailed, "authentication_failed"),
+    (drf.PermissionDenied, "permission_denied"),
+    (drf.NotFound, "not_found"),
+    (drf.MethodNotAllowed, "method_not_allowed"),
+    (drf.NotAcceptable, "not_acceptable"),
+    (drf.UnsupportedMediaType, "unsupported_media_type"),
+    (drf.Throttled, "throttled"),
+    (drf.ParseError, "malformed_request"),
+    (drf.ValidationError, "validation_error"),
+]
+
+
+def error_body(code: str, message: str, details: dict | None = None) -> dict:
+    return {"error": {"code": code, "message": message, "details": details or {}}}
+
+
+def exception_handler(exc: Exception, context: dict) -> Response | None:
+    """DRF's exception hook: map every anticipated failure to the one error shape."""
+    if isinstance(exc, QuireError):
+        return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+    if isinstance(exc, Http404):
+        return Response(error_body("not_found", "Not found."), status=404)
+    if isinstance(exc, DjangoPermissionDenied):
+        return Response(error_body("permission_denied", "You may not do that."), status=403)
+    if isinstance(exc, RequestDataTooBig):
+        return Response(error_body("payload_too_large", str(exc)), status=413)
+    if isinstance(exc, SuspiciousOperation):
+        return Response(error_body("bad_request", str(exc)), status=400)
+    if isinstance(exc, OperationalError | InterfaceError) or _is_connection_loss(exc):
+        logger.warning("database unavailable during request", exc_info=exc)
+        response = Response(
+            error_body("database_unavailable", "The database is unavailable; retry shortly."), status=503
+        )
+        response["Retry-After"] = "1"
+        return response
+    if isinstance(exc, drf.APIException):
+        return _drf_response(exc)
+    return None
+
+
+def _is_connection_loss(exc: Exception) -> bool:
+    return isinstance(exc, DatabaseError) and "terminating connection" in str(exc)
+
+
+def _drf_response(exc: drf.APIException) -> Response:
+    code = next((name for cls, name in _DRF_CODES if isinstance(exc, cls)), "error")
+    if isinstance(exc, drf.ValidationError):
+        details = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
+        body = error_body(code, "The request is not valid.", details)
+    else:
+        body = error_body(code, str(exc.detail))
+    response = Response(body, status=exc.status_code)
+    if isinstance(exc, drf.Throttled) and exc.wait:
+        response["Retry-After"] = str(int(exc.wait))
+    return response
+
+
+def json_error_response(code: str, message: str, status: int) -> JsonResponse:
+    return JsonResponse(error_body(code, message), status=status)

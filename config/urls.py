@@ -1,0 +1,34 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from access.api.views import MemberDeleteApi, MemberListApi
+from collaboration.api.views import DocumentStateApi, DocumentUpdateApi
+from config.http import pages
+from workspace.api.views import FileDetailApi, FileListApi, ProjectDetailApi, ProjectListCreateApi
+
+PROJECT = "v1/projects/<uuid:project_id>"
+
+api_v1 = [
+    path("v1/projects", ProjectListCreateApi.as_view(), name="projects"),
+    path(PROJECT, ProjectDetailApi.as_view(), name="project"),
+    path(f"{PROJECT}/files", FileListApi.as_view(), name="project-files"),
+    path(f"{PROJECT}/files/<path:path>", FileDetailApi.as_view(), name="project-file"),
+    path(f"{PROJECT}/members", MemberListApi.as_view(), name="project-members"),
+    path(f"{PROJECT}/members/<str:username>", MemberDeleteApi.as_view(), name="project-member"),
+    path(f"{PROJECT}/documents/<path:path>/updates", DocumentUpdateApi.as_view(), name="document-updates"),
+    path(f"{PROJECT}/documents/<path:path>/state", DocumentStateApi.as_view(), name="document-state"),
+    path("v1/schema", SpectacularAPIView.as_view(), name="schema"),
+    path("v1/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+]
+
+urlpatterns = [
+    *api_v1,
+    path("admin/", admin.site.urls),
+    path("", include("access.urls")),
+    path("", include("workspace.urls")),
+    path("", include("collaboration.urls")),
+]
+
+handler404 = pages.not_found
+handler500 = pages.server_error

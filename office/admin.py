@@ -1,0 +1,1 @@
+"""Office — admin (filled in by its own issue)."""

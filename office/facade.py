@@ -1,0 +1,1 @@
+"""Office — facade (filled in by its own issue)."""

@@ -1,0 +1,1 @@
+"""Office — models (filled in by its own issue)."""

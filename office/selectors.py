@@ -1,0 +1,1 @@
+"""Office — selectors (filled in by its own issue)."""

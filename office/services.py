@@ -1,0 +1,1 @@
+"""Office — services (filled in by its own issue)."""

@@ -1,0 +1,1 @@
+"""Office — views (filled in by its own issue)."""

@@ -1,0 +1,1 @@
+"""Processing — admin (filled in by its own issue)."""

@@ -1,0 +1,1 @@
+"""Processing — facade (filled in by its own issue)."""

@@ -1,0 +1,1 @@
+"""Processing — models (filled in by its own issue)."""

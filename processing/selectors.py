@@ -1,0 +1,1 @@
+"""Processing — selectors (filled in by its own issue)."""

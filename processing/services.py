@@ -1,0 +1,1 @@
+"""Processing — services (filled in by its own issue)."""

@@ -1,0 +1,1 @@
+"""Processing — views (filled in by its own issue)."""

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Make sure the Debian packages Quire needs are installed.
+#   scripts/system_packages.sh run|test
+# As root, missing packages are installed with apt-get; otherwise the exact command is printed.
+set -euo pipefail
+purpose=${1:-run}
+
+packages=(
+  # LaTeX builds (latex.compile.pdf/v1) and their sandbox
+  texlive-latex-base texlive-latex-recommended texlive-latex-extra texlive-xetex texlive-luatex
+  texlive-fonts-recommended latexmk biber bubblewrap
+  # Office previews and the faithful PPTX import profile
+  libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui
+)
+if [ "$purpose" = "test" ]; then
+  packages+=(chromium)  # browser tests drive Debian's Chromium through Playwright
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+command="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+  echo "Installing system packages: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "Quire needs these system packages: ${missing[*]}" >&2
+  echo "Run as root:  $command" >&2
+  exit 1
+fi

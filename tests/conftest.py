@@ -1,0 +1,47 @@
+import pytest
+from rest_framework.test import APIClient
+
+from tests.factories import ProjectFactory, UserFactory, bearer_token_for
+
+
+@pytest.fixture(autouse=True)
+def _isolated_storage(settings, tmp_path):
+    settings.QUIRE_STORAGE_DIR = str(tmp_path / "storage")
+
+
+@pytest.fixture
+def api_client_for():
+    """``api_client_for(user)``: an API client authenticated with a real bearer token of that user."""
+
+    def make(user) -> APIClient:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {bearer_token_for(user)}")
+        return client
+
+    return make
+
+
+@pytest.fixture
+def owner(db):
+    return UserFactory()
+
+
+@pytest.fixture
+def project(owner):
+    return ProjectFactory(owner=owner, starter=True)
+
+
+@pytest.fixture
+def owner_client(api_client_for, owner):
+    return api_client_for(owner)
+
+
+@pytest.fixture(scope="session")
+def live_quire(django_db_setup, django_db_blocker, tmp_path_factory):
+    """URL of a real gunicorn/uvicorn Quire on the test database (use with transactional tests)."""
+    from tests.live_server import quire_server
+
+    storage = tmp_path_factory.mktemp("live") / "storage"
+    storage.mkdir()
+    with django_db_blocker.unblock(), quire_server(storage_dir=storage) as url:
+        yield url

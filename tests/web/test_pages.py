@@ -1,0 +1,115 @@
+"""The server-rendered pages, through Django's test client with a real session and CSRF."""
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from tests.factories import ProjectFactory, UserFactory
+from workspace.models import Project, ProjectFile
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def browser(owner):
+    client = Client()
+    client.force_login(owner)
+    return client
+
+
+def test_sign_in_with_the_form():
+    user = UserFactory(username="alice")
+    client = Client()
+    response = client.post("/login/", {"username": "alice", "password": "password123"}, follow=True)
+    assert response.status_code == 200
+    assert response.context["user"] == user
+
+
+def test_pages_need_a_sign_in(project):
+    response = Client().get(f"/projects/{project.pk}/")
+    assert response.status_code == 302 and "/login/" in response["Location"]
+
+
+def test_new_project_starts_from_a_template(browser, owner):
+    response = browser.post("/projects/new", {"name": "Thesis", "type": "typst", "compiler": "pdflatex"})
+    project = Project.objects.get(name="Thesis")
+    assert response.status_code == 302
+    assert project.type == "typst" and project.compiler == ""
+    assert list(ProjectFile.objects.filter(project=project).values_list("path", flat=True)) == ["main.typ"]
+
+
+def test_project_page_shows_tree_and_editor(browser, project):
+    browser.post(f"/projects/{project.pk}/files/new", {"path": "chapters/intro.tex"})
+    response = browser.get(f"/projects/{project.pk}/?file=main.tex")
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "chapters/" in page and "intro.tex" in page
+    assert "\\documentclass" in page
+
+
+def test_editor_save_goes_through_collaboration(browser, project):
+    response = browser.post(
+        f"/projects/{project.pk}/documents/save", {"path": "main.tex", "text": "line one\r\nline two\r\n"}
+    )
+    assert response.status_code == 302
+    page = browser.get(f"/projects/{project.pk}/?file=main.tex").content.decode()
+    assert "line one\nline two" in page
+
+
+def test_upload_rename_and_delete(browser, project):
+    upload = SimpleUploadedFile("plot.png", b"\x89PNG\r\n", content_type="image/png")
+    browser.post(f"/projects/{project.pk}/upload", {"files": [upload], "folder": "figures"})
+    assert ProjectFile.objects.filter(project=project, path="figures/plot.png", kind="asset").exists()
+
+    browser.post(
+        f"/projects/{project.pk}/files/rename", {"path": "figures/plot.png", "new_path": "img/plot.png"}
+    )
+    assert ProjectFile.objects.filter(project=project, path="img/plot.png").exists()
+
+    browser.post(f"/projects/{project.pk}/files/delete", {"path": "img/plot.png"})
+    assert not ProjectFile.objects.filter(project=project, path__endswith="plot.png").exists()
+
+
+def test_a_refused_change_shows_its_message(browser, project):
+    response = browser.post(f"/projects/{project.pk}/files/new", {"path": "../escape.tex"}, follow=True)
+    assert "must not contain empty" in response.content.decode()
+
+
+def test_settings_and_members(browser, project):
+    friend = UserFactory(username="friend")
+    browser.post(
+        f"/projects/{project.pk}/settings",
+        {"name": "Renamed", "entry_path": "main.tex", "compiler": "xelatex"},
+    )
+    browser.post(f"/projects/{project.pk}/members/set", {"username": friend.username, "role": "viewer"})
+    project.refresh_from_db()
+    assert (project.name, project.compiler) == ("Renamed", "xelatex")
+    page = browser.get(f"/projects/{project.pk}/?tab=members").content.decode()
+    assert "friend" in page
+
+
+def test_another_users_project_is_404(browser):
+    stranger_project = ProjectFactory(starter=True)
+    assert browser.get(f"/projects/{stranger_project.pk}/").status_code == 404
+    assert browser.post(f"/projects/{stranger_project.pk}/files/new", {"path": "x.tex"}).status_code == 404
+
+
+def test_viewer_sees_a_read_only_editor(project, owner):
+    from access.services import member_set
+
+    viewer = UserFactory()
+    member_set(actor_id=owner.pk, project_id=project.pk, username=viewer.username, role="viewer")
+    client = Client()
+    client.force_login(viewer)
+    page = client.get(f"/projects/{project.pk}/").content.decode()
+    assert "readonly" in page and "Upload files" not in page
+    response = client.post(
+        f"/projects/{project.pk}/documents/save", {"path": "main.tex", "text": "x"}, follow=True
+    )
+    assert "does not allow" in response.content.decode()
+
+
+def test_api_tokens_page_shows_a_new_token_once(browser):
+    page = browser.post("/account/tokens", {"name": "laptop"}).content.decode()
+    assert "quire_" in page
+    assert "quire_" not in browser.get("/account/tokens").content.decode().split("<pre")[-1]

@@ -1,0 +1,182 @@
+import mimetypes
+import uuid
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from access import facade as access
+from config.http.bodies import raw_body
+from config.http.openapi import ERROR_RESPONSES, error
+from config.http.parsers import BoundedJSONParser, RawBodyParser
+from workspace import limits, selectors, services
+from workspace.api.serializers import (
+    FileMoveInputSerializer,
+    FileOutputSerializer,
+    ProjectCreateInputSerializer,
+    ProjectOutputSerializer,
+    ProjectUpdateInputSerializer,
+)
+from workspace.models import FileKind
+
+FILE_WRITE_ERRORS = {
+    **ERROR_RESPONSES,
+    409: error("The path clashes with another file or folder, or the project is full."),
+    413: error("The body is larger than the limit for this kind of file."),
+    415: error("Form encodings are refused; send the raw bytes."),
+}
+
+
+class ProjectListCreateApi(APIView):
+    @extend_schema(
+        operation_id="projects_list", responses={200: ProjectOutputSerializer(many=True)}, tags=["projects"]
+    )
+    def get(self, request):
+        projects = selectors.projects_visible_to(user_id=request.user.pk)
+        return Response(ProjectOutputSerializer(projects, many=True).data)
+
+    @extend_schema(
+        operation_id="projects_create",
+        request=ProjectCreateInputSerializer,
+        responses={201: ProjectOutputSerializer, **ERROR_RESPONSES},
+        tags=["projects"],
+    )
+    def post(self, request):
+        payload = ProjectCreateInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        project = services.project_create(
+            actor_id=request.user.pk,
+            name=data["name"],
+            project_type=data["type"],
+            entry_path=data.get("entry_path"),
+            compiler=data.get("compiler"),
+            starter=data["starter"],
+        )
+        return Response(ProjectOutputSerializer(project).data, status=status.HTTP_201_CREATED)
+
+
+class ProjectDetailApi(APIView):
+    @extend_schema(
+        operation_id="projects_retrieve",
+        responses={200: ProjectOutputSerializer, **ERROR_RESPONSES},
+        tags=["projects"],
+    )
+    def get(self, request, project_id: uuid.UUID):
+        project = selectors.project_for(user_id=request.user.pk, project_id=project_id)
+        return Response(ProjectOutputSerializer(project).data)
+
+    @extend_schema(
+        operation_id="projects_update",
+        request=ProjectUpdateInputSerializer,
+        responses={200: ProjectOutputSerializer, **ERROR_RESPONSES},
+        tags=["projects"],
+    )
+    def patch(self, request, project_id: uuid.UUID):
+        payload = ProjectUpdateInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        project = services.project_update(
+            actor_id=request.user.pk, project_id=project_id, **payload.validated_data
+        )
+        return Response(ProjectOutputSerializer(project).data)
+
+    @extend_schema(
+        operation_id="projects_destroy", responses={204: None, **ERROR_RESPONSES}, tags=["projects"]
+    )
+    def delete(self, request, project_id: uuid.UUID):
+        services.project_delete(actor_id=request.user.pk, project_id=project_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class FileListApi(APIView):
+    @extend_schema(
+        operation_id="project_files_list",
+        responses={200: FileOutputSerializer(many=True), **ERROR_RESPONSES},
+        tags=["files"],
+    )
+    def get(self, request, project_id: uuid.UUID):
+        selectors.project_for(user_id=request.user.pk, project_id=project_id)
+        return Response(FileOutputSerializer(selectors.files_of(project_id=project_id), many=True).data)
+
+
+KIND_PARAMETER = OpenApiParameter(
+    "kind",
+    enum=FileKind.values,
+    required=False,
+    description="Override the kind chosen from the extension (text documents must be UTF-8).",
+)
+
+
+class FileDetailApi(APIView):
+    parser_classes = [RawBodyParser]
+
+    @extend_schema(
+        operation_id="project_files_retrieve",
+        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **ERROR_RESPONSES},
+        tags=["files"],
+    )
+    def get(self, request, project_id: uuid.UUID, path: str):
+        selectors.project_for(user_id=request.user.pk, project_id=project_id)
+        file = selectors.file_at(project_id=project_id, path=path)
+        content_type = mimetypes.guess_type(file.path)[0] or "application/octet-stream"
+        if file.kind == FileKind.TEXT:
+            content_type = "text/plain; charset=utf-8"
+        response = HttpResponse(selectors.file_bytes(file), content_type=content_type)
+        response["ETag"] = f'"{file.sha256}"'
+        response["X-Content-Type-Options"] = "nosniff"
+        return response
+
+    @extend_schema(
+        operation_id="project_files_put",
+        parameters=[KIND_PARAMETER],
+        request={"application/octet-stream": OpenApiTypes.BINARY},
+        responses={200: FileOutputSerializer, 201: FileOutputSerializer, **FILE_WRITE_ERRORS},
+        tags=["files"],
+    )
+    def put(self, request, project_id: uuid.UUID, path: str):
+        access.permission_require(
+            user_id=request.user.pk, project_id=project_id, permission=access.Permission.EDIT
+        )
+        kind = request.query_params.get("kind") or None
+        data = raw_body(request, limit_bytes=max(limits.max_asset_bytes(), limits.max_text_bytes()))
+        file, created = services.file_write(
+            actor_id=request.user.pk, project_id=project_id, path=path, data=data, kind=kind
+        )
+        return Response(
+            FileOutputSerializer(file).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        )
+
+    @extend_schema(
+        operation_id="project_files_move",
+        request=FileMoveInputSerializer,
+        responses={200: FileOutputSerializer, **FILE_WRITE_ERRORS},
+        tags=["files"],
+    )
+    def patch(self, request, project_id: uuid.UUID, path: str):
+        payload = FileMoveInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        file = services.file_move(
+            actor_id=request.user.pk,
+            project_id=project_id,
+            path=path,
+            new_path=payload.validated_data["path"],
+        )
+        return Response(FileOutputSerializer(file).data)
+
+    @extend_schema(
+        operation_id="project_files_destroy",
+        responses={204: OpenApiResponse(description="Deleted."), **ERROR_RESPONSES},
+        tags=["files"],
+    )
+    def delete(self, request, project_id: uuid.UUID, path: str):
+        services.file_delete(actor_id=request.user.pk, project_id=project_id, path=path)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    def get_parsers(self):
+        # PATCH carries JSON; PUT carries the raw file.
+        if self.request is not None and self.request.method == "PATCH":
+            return [BoundedJSONParser()]
+        return super().get_parsers()

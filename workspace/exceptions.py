@@ -1,0 +1,68 @@
+from config.errors import NotFound, PayloadTooLarge, QuireError
+
+
+class WorkspaceError(QuireError):
+    """The workspace refused the change."""
+
+
+class InvalidPath(WorkspaceError):
+    """That path is not allowed."""
+
+    code = "invalid_path"
+
+
+class PathExists(WorkspaceError):
+    """A file already has that path."""
+
+    code = "path_exists"
+    status_code = 409
+
+
+class PathConflict(WorkspaceError):
+    """That path would make a file and a folder share a name."""
+
+    code = "path_conflict"
+    status_code = 409
+
+
+class FileNotFound(NotFound):
+    """No file has that path in this project."""
+
+    code = "file_not_found"
+
+
+class InvalidText(WorkspaceError):
+    """A text document must be valid UTF-8."""
+
+    code = "invalid_utf8"
+
+
+class FileTooLarge(PayloadTooLarge):
+    """The file is larger than the limit for its kind."""
+
+    code = "file_too_large"
+
+
+class ProjectFull(WorkspaceError):
+    """The project has reached its limit."""
+
+    code = "project_limit_reached"
+    status_code = 409
+
+
+class InvalidSettings(WorkspaceError):
+    """Those project settings are not valid."""
+
+    code = "invalid_settings"
+
+
+class NotATextDocument(WorkspaceError):
+    """That file is a binary asset, not a text document."""
+
+    code = "not_a_text_document"
+
+
+class InvalidBundle(WorkspaceError):
+    """The bundle cannot become a project."""
+
+    code = "invalid_bundle"

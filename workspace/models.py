@@ -1,0 +1,115 @@
+import uuid
+
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.db import models
+from django.db.models import F, Q
+
+
+class ProjectType(models.TextChoices):
+    LATEX = "latex"
+    TYPST = "typst"
+
+
+class Compiler(models.TextChoices):
+    PDFLATEX = "pdflatex"
+    XELATEX = "xelatex"
+    LUALATEX = "lualatex"
+
+
+class FileKind(models.TextChoices):
+    TEXT = "text"
+    ASSET = "asset"
+
+
+class Project(models.Model):
+    """A LaTeX or Typst project. ``generation`` counts content mutations, each made under the fence."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=200)
+    type = models.CharField(max_length=8, choices=ProjectType.choices)
+    entry_path = models.CharField(max_length=1024)
+    compiler = models.CharField(max_length=16, choices=Compiler.choices, blank=True, default="")
+    generation = models.BigIntegerField(default=0)
+    content_changed_at = models.DateTimeField()
+    file_count = models.IntegerField(default=0)
+    total_bytes = models.BigIntegerField(default=0)
+    created_by_id = models.IntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(type__in=ProjectType.values), name="project_type_known"),
+            models.CheckConstraint(
+                condition=(Q(type="latex") & Q(compiler__in=Compiler.values))
+                | (Q(type="typst") & Q(compiler="")),
+                name="project_compiler_fits_type",
+            ),
+            models.CheckConstraint(condition=Q(generation__gte=0), name="project_generation_nonnegative"),
+            models.CheckConstraint(
+                condition=Q(file_count__gte=0, total_bytes__gte=0), name="project_usage_nonnegative"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ProjectFile(models.Model):
+    """A file at a normalised path; content addressed by ``sha256`` (``TextContent`` or asset storage)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="files")
+    path = models.CharField(max_length=1024)
+    kind = models.CharField(max_length=8, choices=FileKind.choices)
+    sha256 = models.CharField(max_length=64)
+    size_bytes = models.BigIntegerField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "path"], name="file_path_unique_in_project"),
+            models.CheckConstraint(condition=Q(kind__in=FileKind.values), name="file_kind_known"),
+            models.CheckConstraint(condition=Q(size_bytes__gte=0), name="file_size_nonnegative"),
+        ]
+        indexes = [models.Index(fields=["sha256"], name="file_by_digest")]
+
+    def __str__(self) -> str:
+        return self.path
+
+
+class TextContent(models.Model):
+    """Immutable UTF-8 text, shared by every file and snapshot with the same digest."""
+
+    sha256 = models.CharField(max_length=64, primary_key=True)
+    content = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.sha256
+
+
+class SnapshotPin(models.Model):
+    """Keeps the content digests of a frozen snapshot from being collected until released.
+
+    Not a foreign key to the project: a capture that is reading pinned bytes must
+    keep them even if the project is deleted meanwhile.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project_id = models.UUIDField()
+    generation = models.BigIntegerField()
+    digests = ArrayField(models.CharField(max_length=64), default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            GinIndex(fields=["digests"], name="pin_digests"),
+            models.Index(fields=["expires_at"], name="pin_expiry"),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(expires_at__gt=F("created_at")), name="pin_expires_later")
+        ]
+
+    def __str__(self) -> str:
+        return f"pin {self.id} g{self.generation}"

@@ -1,0 +1,45 @@
+import uuid
+
+from access import facade as access
+from workspace.exceptions import FileNotFound
+from workspace.models import Project, ProjectFile, TextContent
+from workspace.paths import path_normalize
+from workspace.storage import asset_storage
+
+
+def projects_visible_to(*, user_id: int) -> list[Project]:
+    ids = access.project_ids_visible_to(user_id=user_id)
+    return list(Project.objects.filter(pk__in=ids).order_by("-created_at", "pk"))
+
+
+def project_for(
+    *, user_id: int | None, project_id: uuid.UUID, permission: str = access.Permission.VIEW
+) -> Project:
+    """The project, if the principal holds ``permission``; 404 when not visible, 403 when not allowed."""
+    access.permission_require(user_id=user_id, project_id=project_id, permission=permission)
+    project = Project.objects.filter(pk=project_id).first()
+    if project is None:
+        raise access.ProjectNotFound()
+    return project
+
+
+def files_of(*, project_id: uuid.UUID) -> list[ProjectFile]:
+    return list(ProjectFile.objects.filter(project_id=project_id).order_by("path"))
+
+
+def file_at(*, project_id: uuid.UUID, path: str) -> ProjectFile:
+    path = path_normalize(path)
+    file = ProjectFile.objects.filter(project_id=project_id, path=path).first()
+    if file is None:
+        raise FileNotFound(details={"path": path})
+    return file
+
+
+def file_bytes(file: ProjectFile) -> bytes:
+    if file.kind == "text":
+        return TextContent.objects.get(pk=file.sha256).content.encode("utf-8")
+    return asset_storage().read(file.sha256)
+
+
+def text_of(file: ProjectFile) -> str:
+    return TextContent.objects.get(pk=file.sha256).content

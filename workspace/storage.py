@@ -1,0 +1,62 @@
+"""Where asset bytes live: a content-addressed store behind a small adapter.
+
+The default keeps each blob at ``<root>/<aa>/<bb>/<sha256>`` on the local
+filesystem, written to a temporary name and renamed, so a reader never sees a
+partial file. Blobs are immutable; deletion is the reaper's job, never a request's.
+"""
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Protocol
+
+from django.conf import settings
+
+
+class AssetStorage(Protocol):
+    def put(self, data: bytes) -> str: ...
+    def read(self, sha256: str) -> bytes: ...
+    def exists(self, sha256: str) -> bool: ...
+    def delete(self, sha256: str) -> None: ...
+
+
+class FilesystemAssetStorage:
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    def _path(self, sha256: str) -> Path:
+        if len(sha256) != 64 or any(char not in "0123456789abcdef" for char in sha256):
+            raise ValueError("not a sha256 digest")
+        return self.root / sha256[:2] / sha256[2:4] / sha256
+
+    def put(self, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        target = self._path(digest)
+        if target.exists():
+            return digest
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".incoming-")
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(data)
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.replace(temporary, target)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        return digest
+
+    def read(self, sha256: str) -> bytes:
+        return self._path(sha256).read_bytes()
+
+    def exists(self, sha256: str) -> bool:
+        return self._path(sha256).exists()
+
+    def delete(self, sha256: str) -> None:
+        self._path(sha256).unlink(missing_ok=True)
+
+
+def asset_storage() -> AssetStorage:
+    return FilesystemAssetStorage(Path(settings.QUIRE_STORAGE_DIR) / "assets")
