@@ -4,15 +4,18 @@ import uuid
 from dataclasses import dataclass
 
 from workspace import provisioning, selectors, services, snapshots
-from workspace.exceptions import FileNotFound, InvalidBundle, NotATextDocument, WorkspaceError
+from workspace.exceptions import FileNotFound, FileTooLarge, InvalidBundle, NotATextDocument, WorkspaceError
 from workspace.models import FileKind
 from workspace.paths import path_normalize
 from workspace.provisioning import PreparedProject
+from workspace.signals import file_written
 from workspace.snapshots import FrozenFile, FrozenSnapshot, PinnedContentMissing
 
 __all__ = [
     "DocumentText",
+    "FileMeta",
     "FileNotFound",
+    "FileTooLarge",
     "FrozenFile",
     "FrozenSnapshot",
     "InvalidBundle",
@@ -25,6 +28,9 @@ __all__ = [
     "document_read",
     "document_text_store",
     "fence_enter",
+    "file_content_read",
+    "file_meta_for",
+    "file_written",
     "pin_release",
     "project_describe",
     "provision_commit",
@@ -42,6 +48,17 @@ class ProjectSummary:
     entry_path: str
     compiler: str
     generation: int
+
+
+@dataclass(frozen=True)
+class FileMeta:
+    """A file as seen by a reader that has been authorized; ``sha256`` is its version."""
+
+    project_id: uuid.UUID
+    path: str
+    kind: str
+    size_bytes: int
+    sha256: str
 
 
 @dataclass(frozen=True)
@@ -74,6 +91,29 @@ def document_read(*, project_id: uuid.UUID, path: str) -> DocumentText:
     if file.kind != FileKind.TEXT:
         raise NotATextDocument(details={"path": file.path})
     return DocumentText(file.pk, file.path, file.sha256, selectors.text_of(file))
+
+
+def file_meta_for(*, user_id: int | None, project_id: uuid.UUID, path: str) -> FileMeta:
+    """Authorize ``view`` and describe the file without reading its bytes.
+
+    Raises ProjectNotFound (not visible), FileNotFound, or InvalidPath.
+    """
+    selectors.project_for(user_id=user_id, project_id=project_id)
+    file = selectors.file_at(project_id=project_id, path=path)
+    return FileMeta(project_id, file.path, file.kind, file.size_bytes, file.sha256)
+
+
+def file_content_read(*, project_id: uuid.UUID, path: str, max_bytes: int) -> tuple[bytes, str]:
+    """Read a file's current bytes, refusing more than ``max_bytes``; returns ``(bytes, version_read)``.
+
+    The version is the digest of what was actually read, so a caller that
+    admitted an older version can tell the source changed underneath it.
+    Raises FileNotFound, or FileTooLarge when the current file exceeds ``max_bytes``.
+    """
+    file = selectors.file_at(project_id=project_id, path=path)
+    if file.size_bytes > max_bytes:
+        raise FileTooLarge(details={"limit_bytes": max_bytes, "size_bytes": file.size_bytes})
+    return selectors.file_bytes(file), file.sha256
 
 
 def document_path_of(*, project_id: uuid.UUID, file_id: int) -> str | None:

@@ -18,7 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from access import facade as access
-from workspace import limits
+from workspace import limits, signals
 from workspace.exceptions import (
     FileNotFound,
     FileTooLarge,
@@ -141,7 +141,13 @@ def file_write(
     """Create or replace the file at ``path``. Raises workspace errors for every rule it breaks."""
     access.permission_require(user_id=actor_id, project_id=project_id, permission=access.Permission.EDIT)
     prepared = content_prepare(path=path, data=data, kind=kind)
-    return content_commit(project_id=project_id, prepared=prepared)
+    file, created = content_commit(project_id=project_id, prepared=prepared)
+    announcement = {
+        "project_id": project_id, "path": file.path, "kind": file.kind,
+        "sha256": file.sha256, "size_bytes": file.size_bytes, "actor_id": actor_id,
+    }  # fmt: skip
+    transaction.on_commit(lambda: signals.file_written.send(sender=None, **announcement))
+    return file, created
 
 
 def file_delete(*, actor_id: int, project_id: uuid.UUID, path: str) -> None:
