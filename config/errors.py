@@ -14,9 +14,16 @@ class QuireError(Exception):
     code: ClassVar[str] = "error"
     status_code: ClassVar[int] = 400
 
-    def __init__(self, message: str | None = None, *, details: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        details: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ):
         self.message = message or (self.__doc__ or self.code).strip().splitlines()[0]
         self.details = details or {}
+        self.headers = headers or {}
         super().__init__(self.message)
 
 

@@ -150,6 +150,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/v1",
+    "ENUM_NAME_OVERRIDES": {"CompilerEnum": "workspace.models.Compiler"},
     "PREPROCESSING_HOOKS": ["config.http.schema.public_endpoints_only"],
 }
 

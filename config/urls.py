@@ -5,6 +5,18 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from access.api.views import MemberDeleteApi, MemberListApi
 from collaboration.api.views import DocumentStateApi, DocumentUpdateApi
 from config.http import pages
+from processing.api.views import (
+    ArtifactDownloadApi,
+    BuildCreateApi,
+    CapabilitiesApi,
+    JobCancelApi,
+    JobDetailApi,
+    JobDiagnosticsApi,
+    JobListApi,
+    PptxExportCreateApi,
+    PptxImportCreateApi,
+    ProjectCapabilitiesApi,
+)
 from workspace.api.views import FileDetailApi, FileListApi, ProjectDetailApi, ProjectListCreateApi
 
 PROJECT = "v1/projects/<uuid:project_id>"
@@ -18,6 +30,20 @@ api_v1 = [
     path(f"{PROJECT}/members/<str:username>", MemberDeleteApi.as_view(), name="project-member"),
     path(f"{PROJECT}/documents/<path:path>/updates", DocumentUpdateApi.as_view(), name="document-updates"),
     path(f"{PROJECT}/documents/<path:path>/state", DocumentStateApi.as_view(), name="document-state"),
+    path(f"{PROJECT}/builds", BuildCreateApi.as_view(), name="project-builds"),
+    path(f"{PROJECT}/exports/pptx", PptxExportCreateApi.as_view(), name="project-exports-pptx"),
+    path(f"{PROJECT}/processing/capabilities", ProjectCapabilitiesApi.as_view(), name="project-capabilities"),
+    path("v1/imports/pptx", PptxImportCreateApi.as_view(), name="imports-pptx"),
+    path("v1/processing/capabilities", CapabilitiesApi.as_view(), name="capabilities"),
+    path("v1/processing/jobs", JobListApi.as_view(), name="jobs"),
+    path("v1/processing/jobs/<uuid:job_id>", JobDetailApi.as_view(), name="job"),
+    path("v1/processing/jobs/<uuid:job_id>/cancel", JobCancelApi.as_view(), name="job-cancel"),
+    path("v1/processing/jobs/<uuid:job_id>/diagnostics", JobDiagnosticsApi.as_view(), name="job-diagnostics"),
+    path(
+        "v1/processing/jobs/<uuid:job_id>/artifacts/<uuid:artifact_id>",
+        ArtifactDownloadApi.as_view(),
+        name="job-artifact",
+    ),
     path("v1/schema", SpectacularAPIView.as_view(), name="schema"),
     path("v1/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
 ]

@@ -1,0 +1,101 @@
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from processing.models import JobState, Phase
+
+
+class ArtifactSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    role = serializers.CharField()
+    media_type = serializers.CharField()
+    filename = serializers.CharField()
+    size = serializers.IntegerField(source="size_bytes")
+    sha256 = serializers.CharField()
+    url = serializers.SerializerMethodField()
+
+    def get_url(self, artifact) -> str:
+        return f"/v1/processing/jobs/{artifact.job_id}/artifacts/{artifact.pk}"
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "nullable": True,
+        "properties": {
+            "class": {"type": "string"},
+            "code": {"type": "string"},
+            "message": {"type": "string"},
+        },
+        "required": ["class", "code", "message"],
+    }
+)
+class FailureField(serializers.Field):
+    def to_representation(self, job):
+        if not job.failure_class:
+            return None
+        return {"class": job.failure_class, "code": job.failure_code, "message": job.failure_message}
+
+
+class JobSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    operation = serializers.CharField()
+    state = serializers.ChoiceField(choices=JobState.choices)
+    phase = serializers.ChoiceField(choices=Phase.choices)
+    project_id = serializers.UUIDField(allow_null=True)
+    requester = serializers.SerializerMethodField()
+    created_at = serializers.DateTimeField()
+    queued_at = serializers.DateTimeField(allow_null=True)
+    started_at = serializers.DateTimeField(allow_null=True)
+    completed_at = serializers.DateTimeField(allow_null=True)
+    attempt_count = serializers.IntegerField()
+    cancellation_requested = serializers.BooleanField()
+    cancellable = serializers.SerializerMethodField()
+    cache_hit = serializers.BooleanField()
+    failure = FailureField(source="*")
+    artifacts = ArtifactSerializer(many=True)
+    result_project_id = serializers.UUIDField(allow_null=True)
+    input_profile = serializers.CharField(allow_blank=True)
+    processor_contract = serializers.CharField(allow_blank=True)
+    retry_of_id = serializers.UUIDField(allow_null=True)
+
+    def get_requester(self, job) -> str:
+        return self.context.get("usernames", {}).get(job.requester_id, "")
+
+    def get_cancellable(self, job) -> bool:
+        return job.state in (JobState.PREPARING, JobState.QUEUED) or (
+            job.state == JobState.RUNNING and not job.cancellation_requested
+        )
+
+
+class JobPageSerializer(serializers.Serializer):
+    jobs = JobSerializer(many=True)
+    next_cursor = serializers.CharField(allow_null=True)
+
+
+class CapabilitySerializer(serializers.Serializer):
+    operation = serializers.CharField()
+    state = serializers.ChoiceField(choices=["available", "waiting"])
+    project_types = serializers.ListField(child=serializers.CharField())
+    input_profiles = serializers.DictField(child=serializers.CharField(), required=False)
+
+    def to_representation(self, capability):
+        data = super().to_representation(capability)
+        if capability.input_profiles is None:
+            data.pop("input_profiles", None)
+        return data
+
+
+class CapabilitiesSerializer(serializers.Serializer):
+    capabilities = CapabilitySerializer(many=True)
+
+
+class BuildInputSerializer(serializers.Serializer):
+    compiler = serializers.ChoiceField(
+        choices=["pdflatex", "xelatex", "lualatex"], required=False,
+        help_text="Override the project's compiler for this build.",
+    )  # fmt: skip
+
+
+class DiagnosticsSerializer(serializers.Serializer):
+    log = serializers.CharField()
+    entries = serializers.ListField(child=serializers.DictField())

@@ -1,0 +1,266 @@
+import uuid
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from access import facade as access
+from config.http.bodies import raw_body
+from config.http.openapi import ERROR_RESPONSES, error
+from config.http.parsers import RawBodyParser
+from processing import capabilities, selectors
+from processing.api.serializers import (
+    BuildInputSerializer,
+    CapabilitiesSerializer,
+    DiagnosticsSerializer,
+    JobPageSerializer,
+    JobSerializer,
+)
+from processing.blobs import blob_read
+from processing.cancellation import job_cancel
+from processing.configuration import limits
+from processing.exceptions import InvalidOptions
+from processing.submission import Submitted, Upload, job_submit
+
+IDEMPOTENCY_KEY = OpenApiParameter(
+    "Idempotency-Key",
+    location=OpenApiParameter.HEADER,
+    required=True,
+    description="1–128 printable ASCII characters, scoped to you and this endpoint. The same key with "
+    "the same command returns the original job (200, `Idempotent-Replayed: true`); another command, 409.",
+)
+SUBMIT_RESPONSES = {
+    202: JobSerializer,
+    200: OpenApiResponse(JobSerializer, description="Idempotent replay of an earlier submission."),
+    **ERROR_RESPONSES,
+    409: error("`idempotency_key_reused`: the key was used for a different command."),
+    428: error("`idempotency_key_required`."),
+    429: error("`too_many_active_jobs` for you or this project; see Retry-After."),
+    503: error("`queue_full`; see Retry-After."),
+}
+
+
+def job_response(job, *, status_code: int = 200, replayed: bool = False) -> Response:
+    principal = access.principal_describe(user_id=job.requester_id)
+    usernames = {job.requester_id: principal.username if principal else ""}
+    response = Response(JobSerializer(job, context={"usernames": usernames}).data, status=status_code)
+    if replayed:
+        response["Idempotent-Replayed"] = "true"
+    return response
+
+
+def submitted_response(submitted: Submitted, user_id: int) -> Response:
+    job = selectors.job_visible(user_id=user_id, job_id=submitted.job_id)
+    if submitted.replayed:
+        return job_response(job, status_code=200, replayed=True)
+    return job_response(job, status_code=202)
+
+
+class BuildCreateApi(APIView):
+    @extend_schema(
+        operation_id="project_builds_create",
+        summary="Build the project (latex.compile.pdf/v1)",
+        parameters=[IDEMPOTENCY_KEY],
+        request=BuildInputSerializer,
+        responses=SUBMIT_RESPONSES,
+        tags=["processing"],
+    )
+    def post(self, request, project_id: uuid.UUID):
+        if not isinstance(request.data, dict):
+            raise InvalidOptions("Options must be a JSON object.")
+        submitted = job_submit(
+            actor_id=request.user.pk,
+            operation_name="latex.compile.pdf/v1",
+            idempotency_key=request.headers.get("Idempotency-Key"),
+            project_id=project_id,
+            options=dict(request.data),
+        )
+        return submitted_response(submitted, request.user.pk)
+
+
+class PptxExportCreateApi(APIView):
+    @extend_schema(
+        operation_id="project_exports_pptx_create",
+        summary="Export the Typst project to PPTX (typst.export.pptx/v1)",
+        parameters=[IDEMPOTENCY_KEY],
+        request=None,
+        responses=SUBMIT_RESPONSES,
+        tags=["processing"],
+    )
+    def post(self, request, project_id: uuid.UUID):
+        submitted = job_submit(
+            actor_id=request.user.pk,
+            operation_name="typst.export.pptx/v1",
+            idempotency_key=request.headers.get("Idempotency-Key"),
+            project_id=project_id,
+        )
+        return submitted_response(submitted, request.user.pk)
+
+
+PPTX_MEDIA_TYPES = (
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    "application/octet-stream",
+)
+
+
+class PptxImportCreateApi(APIView):
+    parser_classes = [RawBodyParser]
+
+    @extend_schema(
+        operation_id="imports_pptx_create",
+        summary="Import a PPTX into a new Typst project (pptx.import.typst/v1)",
+        parameters=[
+            IDEMPOTENCY_KEY,
+            OpenApiParameter("filename", required=True, description="The presentation's file name."),
+            OpenApiParameter(
+                "input_profile", required=False, description="A profile the distribution declares."
+            ),
+        ],
+        request={PPTX_MEDIA_TYPES[0]: OpenApiTypes.BINARY},
+        responses={
+            **SUBMIT_RESPONSES,
+            413: error("Larger than the input limit."),
+            415: error("Not a PPTX body."),
+        },
+        tags=["processing"],
+    )
+    def post(self, request):
+        filename = (request.query_params.get("filename") or "").strip()[:255]
+        if not filename:
+            raise InvalidOptions("Say the presentation's file name with ?filename=.")
+        profile = request.query_params.get("input_profile")
+        data = raw_body(request, limit_bytes=limits().input_bytes, accept=PPTX_MEDIA_TYPES)
+        submitted = job_submit(
+            actor_id=request.user.pk,
+            operation_name="pptx.import.typst/v1",
+            idempotency_key=request.headers.get("Idempotency-Key"),
+            options={"input_profile": profile} if profile else None,
+            upload=Upload(data=data, filename=filename),
+        )
+        return submitted_response(submitted, request.user.pk)
+
+
+class CapabilitiesApi(APIView):
+    @extend_schema(
+        operation_id="processing_capabilities", responses={200: CapabilitiesSerializer}, tags=["processing"]
+    )
+    def get(self, request):
+        return Response(CapabilitiesSerializer({"capabilities": capabilities.capabilities_list()}).data)
+
+
+class ProjectCapabilitiesApi(APIView):
+    @extend_schema(
+        operation_id="project_processing_capabilities",
+        responses={200: CapabilitiesSerializer, **ERROR_RESPONSES},
+        tags=["processing"],
+    )
+    def get(self, request, project_id: uuid.UUID):
+        from workspace import facade as workspace
+
+        access.permission_require(
+            user_id=request.user.pk, project_id=project_id, permission=access.Permission.VIEW
+        )
+        project = workspace.project_describe(project_id=project_id)
+        if project is None:
+            raise access.ProjectNotFound()
+        items = capabilities.capabilities_list(project_type=project.type)
+        return Response(CapabilitiesSerializer({"capabilities": items}).data)
+
+
+class JobListApi(APIView):
+    @extend_schema(
+        operation_id="processing_jobs_list",
+        parameters=[
+            OpenApiParameter("state", enum=["active", "terminal"], required=False),
+            OpenApiParameter("project_id", OpenApiTypes.UUID, required=False),
+            OpenApiParameter("operation", required=False),
+            OpenApiParameter("cursor", required=False),
+            OpenApiParameter("limit", OpenApiTypes.INT, required=False, description="1–100, default 50."),
+        ],
+        responses={200: JobPageSerializer, **ERROR_RESPONSES},
+        tags=["processing"],
+    )
+    def get(self, request):
+        params = request.query_params
+        state = params.get("state")
+        if state not in (None, "active", "terminal"):
+            raise InvalidOptions("state is active or terminal.")
+        try:
+            project_id = uuid.UUID(params["project_id"]) if params.get("project_id") else None
+            limit = int(params.get("limit", 50))
+        except ValueError as exc:
+            raise InvalidOptions("project_id must be a UUID and limit a number.") from exc
+        jobs, next_cursor = selectors.jobs_visible_to(
+            user_id=request.user.pk, state=state, project_id=project_id, operation=params.get("operation"),
+            cursor=params.get("cursor"), limit=limit,
+        )  # fmt: skip
+        principal = access.principal_describe(user_id=request.user.pk)
+        context = {"usernames": {request.user.pk: principal.username if principal else ""}}
+        return Response(
+            {"jobs": JobSerializer(jobs, many=True, context=context).data, "next_cursor": next_cursor}
+        )
+
+
+class JobDetailApi(APIView):
+    @extend_schema(
+        operation_id="processing_jobs_retrieve",
+        responses={200: JobSerializer, **ERROR_RESPONSES},
+        tags=["processing"],
+    )
+    def get(self, request, job_id: uuid.UUID):
+        return job_response(selectors.job_visible(user_id=request.user.pk, job_id=job_id))
+
+
+class JobCancelApi(APIView):
+    @extend_schema(
+        operation_id="processing_jobs_cancel",
+        request=None,
+        responses={200: JobSerializer, **ERROR_RESPONSES},
+        tags=["processing"],
+    )
+    def post(self, request, job_id: uuid.UUID):
+        return job_response(job_cancel(actor_id=request.user.pk, job_id=job_id))
+
+
+class ArtifactDownloadApi(APIView):
+    @extend_schema(
+        operation_id="processing_artifacts_download",
+        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, 304: None, **ERROR_RESPONSES},
+        tags=["processing"],
+    )
+    def get(self, request, job_id: uuid.UUID, artifact_id: uuid.UUID):
+        artifact = selectors.artifact_visible(user_id=request.user.pk, job_id=job_id, artifact_id=artifact_id)
+        etag = f'"{artifact.sha256}"'
+        if request.headers.get("If-None-Match") == etag:
+            return HttpResponse(status=304, headers={"ETag": etag})
+        response = HttpResponse(blob_read(artifact.blob_id), content_type=artifact.media_type)
+        response["Content-Disposition"] = f'attachment; filename="{_safe_filename(artifact.filename)}"'
+        response["ETag"] = etag
+        response["X-Content-Type-Options"] = "nosniff"
+        response["Cache-Control"] = "private, no-cache"
+        return response
+
+
+def _safe_filename(name: str) -> str:
+    return "".join(char if char.isalnum() or char in "._- " else "_" for char in name)[:200] or "artifact"
+
+
+class JobDiagnosticsApi(APIView):
+    @extend_schema(
+        operation_id="processing_jobs_diagnostics",
+        description="The job's bounded log as text/plain; with `Accept: application/json`, "
+        "the log and the structured entries `[{file, line, severity, message}]`.",
+        responses={(200, "text/plain"): OpenApiTypes.STR, (200, "application/json"): DiagnosticsSerializer,
+                   **ERROR_RESPONSES},
+        tags=["processing"],
+    )  # fmt: skip
+    def get(self, request, job_id: uuid.UUID):
+        job = selectors.job_visible(user_id=request.user.pk, job_id=job_id)
+        if "application/json" in request.headers.get("Accept", ""):
+            return Response({"log": job.diagnostic_log, "entries": job.diagnostics})
+        return HttpResponse(
+            job.diagnostic_log, content_type="text/plain; charset=utf-8", status=status.HTTP_200_OK
+        )

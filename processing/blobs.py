@@ -1,0 +1,31 @@
+"""Processing bytes in PostgreSQL, deduplicated by (sha256, size)."""
+
+import hashlib
+
+from django.db import connection
+
+from processing.models import ProcessingBlob
+
+
+def blob_put(data: bytes, *, sha256: str | None = None) -> int:
+    """Store ``data`` (or find the identical blob) and return its id; every call touches the blob.
+
+    One statement, so concurrent writers of the same bytes converge on one row
+    and the retention reaper's grace period restarts for reused bytes.
+    """
+    digest = sha256 or hashlib.sha256(data).hexdigest()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            INSERT INTO {ProcessingBlob._meta.db_table} (sha256, size_bytes, data, created_at, touched_at)
+            VALUES (%s, %s, %s, now(), now())
+            ON CONFLICT (sha256, size_bytes) DO UPDATE SET touched_at = now()
+            RETURNING id
+            """,  # noqa: S608  the table name is ours, values are parameters
+            [digest, len(data), data],
+        )
+        return cursor.fetchone()[0]
+
+
+def blob_read(blob_id: int) -> bytes:
+    return bytes(ProcessingBlob.objects.values_list("data", flat=True).get(pk=blob_id))

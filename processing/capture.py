@@ -1,0 +1,54 @@
+"""Capture (architecture §6): freeze under the fence, then build the bundle outside it.
+
+Lock order: the project fence (Workspace's project row) is the only lock held,
+and only for the freeze transaction, which reads metadata and writes one pin.
+Reading bytes, building and hashing the archive all happen after commit.
+"""
+
+import time
+import uuid
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from collaboration import facade as collaboration
+from processing.bundles import Bundle, BundleFile, bundle_build, manifest_build
+from workspace import facade as workspace
+
+
+@dataclass(frozen=True)
+class Capture:
+    bundle: Bundle
+    generation: int
+    fence_seconds: float
+
+
+def project_capture(*, project_id: uuid.UUID, compiler_override: str | None = None) -> Capture:
+    """Capture the project as one coherent generation into a ``project-bundle/v1``."""
+    started = time.perf_counter()
+    with transaction.atomic():
+        workspace.fence_enter(project_id=project_id)
+        collaboration.projection_pending(project_id=project_id)
+        snapshot = workspace.snapshot_freeze(project_id=project_id)
+    fence_seconds = time.perf_counter() - started
+    try:
+        files = [
+            BundleFile(file.path, file.kind, data, file.sha256)
+            for file, data in workspace.snapshot_contents(snapshot=snapshot)
+        ]
+    finally:
+        workspace.pin_release(pin_id=snapshot.pin_id)
+    settings = (
+        {"compiler": compiler_override or snapshot.compiler} if snapshot.project_type == "latex" else {}
+    )
+    manifest = manifest_build(
+        project_type=snapshot.project_type,
+        entry_path=snapshot.entry_path,
+        settings=settings,
+        generation=snapshot.generation,
+        source_epoch=int(snapshot.content_changed_at.timestamp()),
+        files=files,
+    )
+    return Capture(
+        bundle=bundle_build(manifest, files), generation=snapshot.generation, fence_seconds=fence_seconds
+    )

@@ -1,0 +1,124 @@
+"""The end of a claim: delivery, failure or release, each fenced by the current claim.
+
+Delivery acceptance and cancellation serialize on the job row: if a
+cancellation request committed first, the delivery is refused and the staged
+output stays unpublished; once delivery is accepted the job is ``finalizing``
+and no longer cancellable.
+"""
+
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import transaction
+
+from processing.claims import db_now
+from processing.configuration import limits
+from processing.exceptions import ClaimLost, JobCancelled, OutputRejected
+from processing.leases import attempt_current
+from processing.models import AttemptState, FailureClass, JobState, Phase, ProcessingAttempt, StagedOutput
+from processing.operations import operation_get
+from processing.retry import job_after_attempt
+from processing.transitions import job_transition
+
+
+@dataclass(frozen=True)
+class Diagnostics:
+    log: str = ""
+    entries: tuple = ()
+
+
+def _bounded(log: str) -> str:
+    limit = limits().diagnostic_bytes
+    encoded = log.encode("utf-8", "replace")
+    if len(encoded) <= limit:
+        return log
+    half = limit // 2
+    marker = b"\n[... log cut by Quire: kept the first and last parts ...]\n"
+    return (encoded[:half] + marker + encoded[-half:]).decode("utf-8", "replace")
+
+
+def _end_attempt(attempt: ProcessingAttempt, state: str, now, **fields) -> None:
+    ProcessingAttempt.objects.filter(pk=attempt.pk, state=AttemptState.RUNNING).update(
+        state=state, ended_at=now, **fields
+    )
+
+
+def delivery_accept(*, claim_id: uuid.UUID, diagnostics: Diagnostics) -> tuple[uuid.UUID, uuid.UUID]:
+    """Accept the claim's staged outputs; the job becomes ``finalizing``. Returns (job id, token)."""
+    with transaction.atomic():
+        now = db_now()
+        attempt = attempt_current(claim_id, now=now, lock_job=True)
+        job = attempt.job
+        if job.cancellation_requested:
+            _end_attempt(attempt, AttemptState.CANCELLED, now)
+            job_transition(job_id=job.pk, to=JobState.CANCELLED, only_from={JobState.RUNNING})
+            raise JobCancelled()
+        staged_roles = set(StagedOutput.objects.filter(attempt=attempt).values_list("role", flat=True))
+        missing = [
+            r.role
+            for r in operation_get(job.operation).result_roles
+            if r.required and r.role not in staged_roles
+        ]
+        if missing:
+            raise OutputRejected("Required outputs were not uploaded.", details={"missing": missing})
+        token = uuid.uuid4()
+        _end_attempt(attempt, AttemptState.DELIVERED, now)
+        moved = job_transition(
+            job_id=job.pk,
+            to=JobState.FINALIZING,
+            only_from={JobState.RUNNING},
+            phase=Phase.VALIDATING_RESULT,
+            finalization_token=token,
+            finalization_expires_at=now + timedelta(seconds=limits().finalization_lease_seconds),
+            diagnostic_log=_bounded(diagnostics.log),
+            diagnostics=list(diagnostics.entries)[:500],
+        )
+        if not moved:
+            raise ClaimLost()
+        return job.pk, token
+
+
+def attempt_fail(
+    *, claim_id: uuid.UUID, failure_class: str, code: str, message: str, diagnostics: Diagnostics
+) -> str:
+    """Record a classified failure of the claim and apply the retry policy; returns the job's new state."""
+    if failure_class not in FailureClass.values:
+        raise OutputRejected("Unknown failure class.", details={"allowed": FailureClass.values})
+    with transaction.atomic():
+        now = db_now()
+        attempt = attempt_current(claim_id, now=now, lock_job=True)
+        ended = AttemptState.CANCELLED if attempt.job.cancellation_requested else AttemptState.FAILED
+        _end_attempt(
+            attempt, ended, now,
+            failure_class=failure_class, failure_code=code[:64], failure_message=message[:2000],
+        )  # fmt: skip
+        job = attempt.job
+        job.diagnostic_log, job.diagnostics = _bounded(diagnostics.log), list(diagnostics.entries)[:500]
+        job.save(update_fields=["diagnostic_log", "diagnostics"])
+        job_after_attempt(
+            job, failure_class=failure_class, code=code, message=message, now=now, limit=limits()
+        )
+        return type(job).objects.values_list("state", flat=True).get(pk=job.pk)
+
+
+def attempt_release(*, claim_id: uuid.UUID) -> str:
+    """Give the job back untouched (the agent is draining): it is queued again and no attempt is used up."""
+    with transaction.atomic():
+        now = db_now()
+        attempt = attempt_current(claim_id, now=now, lock_job=True)
+        _end_attempt(attempt, AttemptState.RELEASED, now)
+        job = attempt.job
+        if job.cancellation_requested:
+            job_transition(job_id=job.pk, to=JobState.CANCELLED, only_from={JobState.RUNNING})
+        else:
+            job_transition(
+                job_id=job.pk,
+                to=JobState.QUEUED,
+                only_from={JobState.RUNNING},
+                phase=Phase.WAITING_FOR_WORKER,
+            )
+            from processing.submission import queue_notify
+
+            queue_notify(job.operation)
+        return type(job).objects.values_list("state", flat=True).get(pk=job.pk)

@@ -1,0 +1,108 @@
+from config.errors import NotFound, PayloadTooLarge, QuireError
+
+
+class ProcessingError(QuireError):
+    """Document processing refused the request."""
+
+
+class IdempotencyKeyRequired(ProcessingError):
+    """Send an Idempotency-Key header with every creation command."""
+
+    code = "idempotency_key_required"
+    status_code = 428
+
+
+class IdempotencyKeyInvalid(ProcessingError):
+    """An Idempotency-Key is 1–128 printable ASCII characters."""
+
+    code = "idempotency_key_invalid"
+
+
+class IdempotencyKeyReused(ProcessingError):
+    """That Idempotency-Key was already used for a different command."""
+
+    code = "idempotency_key_reused"
+    status_code = 409
+
+
+class QueueFull(ProcessingError):
+    """The processing queue is full; retry later."""
+
+    code = "queue_full"
+    status_code = 503
+
+
+class TooManyActiveJobs(ProcessingError):
+    """Too many jobs are already active; retry when some finish."""
+
+    code = "too_many_active_jobs"
+    status_code = 429
+
+
+class OperationNotEnabled(NotFound):
+    """This operation is not enabled on this deployment."""
+
+    code = "operation_not_enabled"
+
+
+class ProjectTypeUnsupported(ProcessingError):
+    """This operation does not apply to this kind of project."""
+
+    code = "project_type_unsupported"
+
+
+class InvalidOptions(ProcessingError):
+    """The options are not valid for this operation."""
+
+    code = "invalid_options"
+
+
+class InputTooLarge(PayloadTooLarge):
+    """The input is larger than this deployment processes."""
+
+    code = "input_too_large"
+
+
+class InvalidInput(ProcessingError):
+    """The input cannot be processed."""
+
+    code = "invalid_input"
+
+
+class JobNotFound(NotFound):
+    """Job not found."""
+
+    code = "job_not_found"
+
+
+class ArtifactNotFound(NotFound):
+    """Artifact not found."""
+
+    code = "artifact_not_found"
+
+
+class InvalidCursor(ProcessingError):
+    """The cursor is not one this server issued."""
+
+    code = "invalid_cursor"
+
+
+class ClaimLost(ProcessingError):
+    """This claim is no longer current: its lease expired or the job moved on."""
+
+    code = "claim_lost"
+    status_code = 409
+
+
+class OutputRejected(ProcessingError):
+    """The staged output does not match what the operation declares."""
+
+    code = "output_rejected"
+    status_code = 422
+
+
+class JobCancelled(ProcessingError):
+    """The job was cancelled; its output will not be published."""
+
+    code = "job_cancelled"
+    status_code = 409

@@ -1,0 +1,85 @@
+"""Core-owned finalization: validate staged outputs, recheck authorization, publish once.
+
+Validation reads blob bytes, so it runs without any row lock; the job is
+fenced instead by its random finalization token and lease. Every publication
+step re-reads the job under ``FOR UPDATE`` and compares the token, and the
+terminal transition is unique per job, so a second finalizer (a recovery after
+a crash, or a concurrent reaper) publishes nothing twice.
+"""
+
+import logging
+import uuid
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils.module_loading import import_string
+
+from processing.claims import db_now
+from processing.configuration import limits
+from processing.finalizers import FinalizationRejected, Publication
+from processing.models import AttemptState, JobState, Phase, ProcessingJob, StagedOutput
+from processing.operations import operation_get
+from processing.transitions import failure_fields, job_transition
+
+logger = logging.getLogger(__name__)
+
+
+def _locked_if_owned(job_id: uuid.UUID, token: uuid.UUID) -> ProcessingJob | None:
+    job = ProcessingJob.objects.select_for_update().get(pk=job_id)
+    if job.state != JobState.FINALIZING or job.finalization_token != token:
+        return None
+    return job
+
+
+def job_finalize(*, job_id: uuid.UUID, token: uuid.UUID) -> str:
+    """Finish a delivered job if ``token`` still owns its finalization; returns the job's state."""
+    job = ProcessingJob.objects.get(pk=job_id)
+    if job.state != JobState.FINALIZING or job.finalization_token != token:
+        return job.state
+    attempt = job.attempts.get(state=AttemptState.DELIVERED)
+    staged = list(StagedOutput.objects.filter(attempt=attempt).order_by("role"))
+    finalizer = import_string(operation_get(job.operation).finalizer)
+    log = {
+        "job": str(job.pk),
+        "attempt": attempt.number,
+        "operation": job.operation,
+        "claim": str(attempt.claim_id),
+    }
+    try:
+        publication: Publication = finalizer(job, staged)
+    except FinalizationRejected as rejection:
+        logger.warning("finalization rejected output", extra={**log, "code": rejection.code})
+        with transaction.atomic():
+            if _locked_if_owned(job_id, token) is not None:
+                fields = failure_fields(rejection.failure_class, rejection.code, rejection.message)
+                job_transition(job_id=job_id, to=JobState.FAILED, only_from={JobState.FINALIZING}, **fields)
+        return ProcessingJob.objects.values_list("state", flat=True).get(pk=job_id)
+    with transaction.atomic():
+        job = _locked_if_owned(job_id, token)
+        if job is None:
+            return ProcessingJob.objects.values_list("state", flat=True).get(pk=job_id)
+        ProcessingJob.objects.filter(pk=job_id).update(phase=Phase.PUBLISHING_RESULT)
+        extra = publication.commit(job, attempt)
+        job_transition(
+            job_id=job_id,
+            to=JobState.SUCCEEDED,
+            only_from={JobState.FINALIZING},
+            processor_contract=attempt.processor_contract,
+            **extra,
+        )
+    logger.info("job finalized", extra={**log, "processor_contract": attempt.processor_contract})
+    return JobState.SUCCEEDED
+
+
+def finalization_take_over(*, job_id: uuid.UUID) -> uuid.UUID | None:
+    """For recovery: take a new token for a job whose finalization lease has expired, or None."""
+    with transaction.atomic():
+        now = db_now()
+        token = uuid.uuid4()
+        taken = ProcessingJob.objects.filter(
+            pk=job_id, state=JobState.FINALIZING, finalization_expires_at__lte=now
+        ).update(
+            finalization_token=token,
+            finalization_expires_at=now + timedelta(seconds=limits().finalization_lease_seconds),
+        )
+    return token if taken else None

@@ -1,0 +1,127 @@
+"""The operations' Core-owned finalizers.
+
+A finalizer runs without locks: it validates the staged outputs (size, digest,
+media type, and content where the type allows — a PDF must parse), rechecks
+that the requester may still see the result, and returns a ``Publication``
+whose ``commit`` runs inside the finalization transaction.
+"""
+
+import hashlib
+import io
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from access import facade as access
+from processing.blobs import blob_read
+from processing.models import FailureClass, ProcessingArtifact, StagedOutput
+from processing.operations import operation_get
+
+
+class FinalizationRejected(Exception):
+    def __init__(self, failure_class: str, code: str, message: str):
+        super().__init__(message)
+        self.failure_class, self.code, self.message = failure_class, code, message
+
+
+@dataclass
+class Publication:
+    """What to publish; ``extra`` lands on the job in the same transaction as the artifacts."""
+
+    publish: list[StagedOutput]
+    extra: dict = field(default_factory=dict)
+    before_publish: Callable | None = None
+
+    def commit(self, job, attempt) -> dict:
+        extra = dict(self.extra)
+        if self.before_publish is not None:
+            extra.update(self.before_publish(job))
+        for staged in self.publish:
+            ProcessingArtifact.objects.create(
+                job=job, role=staged.role, media_type=staged.media_type, filename=staged.filename,
+                size_bytes=staged.size_bytes, sha256=staged.sha256, blob_id=staged.blob_id,
+                source_attempt=attempt,
+            )  # fmt: skip
+        return extra
+
+
+def _contract_violation(code: str, message: str) -> FinalizationRejected:
+    return FinalizationRejected(FailureClass.INTERNAL_CONTRACT_VIOLATION, code, message)
+
+
+def staged_bytes_verified(job, staged: StagedOutput) -> bytes:
+    """The staged bytes, checked against the operation's role, size limit and recorded digest."""
+    role = operation_get(job.operation).role(staged.role)
+    if role is None or staged.media_type not in role.media_types:
+        raise _contract_violation(
+            "undeclared_output", f"Output {staged.role!r} is not one this operation declares."
+        )
+    data = blob_read(staged.blob_id)
+    if len(data) != staged.size_bytes or len(data) > role.max_bytes:
+        raise _contract_violation("output_size", f"Output {staged.role!r} has the wrong size.")
+    if hashlib.sha256(data).hexdigest() != staged.sha256:
+        raise _contract_violation("output_digest", f"Output {staged.role!r} does not match its digest.")
+    if staged.media_type == "application/pdf":
+        _pdf_check(staged.role, data)
+    return data
+
+
+def _pdf_check(role: str, data: bytes) -> None:
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    try:
+        pages = len(PdfReader(io.BytesIO(data)).pages)
+    except (PyPdfError, ValueError, KeyError, TypeError) as exc:
+        raise _contract_violation("invalid_pdf", f"Output {role!r} is not a readable PDF.") from exc
+    if pages < 1:
+        raise _contract_violation("invalid_pdf", f"Output {role!r} has no pages.")
+
+
+def requester_still_allowed(job) -> None:
+    """A deleted project or a revoked grant turns staged bytes into nothing visible."""
+    operation = operation_get(job.operation)
+    if job.project_id is None or operation.permission is None:
+        return
+    if not access.permission_check(
+        user_id=job.requester_id, project_id=job.project_id, permission=operation.permission
+    ):
+        raise FinalizationRejected(
+            FailureClass.INVALID_INPUT,
+            "access_revoked",
+            "The project was deleted or your access to it ended.",
+        )
+
+
+def publish_artifacts(job, staged: list[StagedOutput]) -> Publication:
+    """Builds and exports: publish every staged output as an artifact."""
+    for output in staged:
+        staged_bytes_verified(job, output)
+    requester_still_allowed(job)
+    return Publication(publish=staged)
+
+
+def provision_imported_project(job, staged: list[StagedOutput]) -> Publication:
+    """Imports: revalidate the candidate bundle and provision a new project in the publishing transaction."""
+    from processing.workspace_bundles import bundle_to_prepared_project
+
+    by_role = {output.role: output for output in staged}
+    for output in staged:
+        staged_bytes_verified(job, output)
+    prepared = bundle_to_prepared_project(
+        blob_read(by_role["bundle"].blob_id), fallback_name=job.input_filename
+    )
+
+    def provision(locked_job) -> dict:
+        from workspace import facade as workspace
+
+        project_id = workspace.provision_commit(prepared=prepared, owner_id=locked_job.requester_id)
+        return {"result_project_id": project_id}
+
+    return Publication(publish=staged, before_publish=provision)
+
+
+def index_library_version(job, staged: list[StagedOutput]) -> Publication:
+    """PDF ingestion: index the version's pages; advance the searchable version if still requested."""
+    from processing.library_index import index_publication
+
+    return index_publication(job, staged, verify=staged_bytes_verified)

@@ -1,1 +1,0 @@
-"""Processing — models (filled in by its own issue)."""

@@ -1,0 +1,43 @@
+from processing.models.blobs import ProcessingBlob
+from processing.models.jobs import (
+    AttemptState,
+    FailureClass,
+    IdempotencyReservation,
+    JobState,
+    Phase,
+    ProcessingArtifact,
+    ProcessingAttempt,
+    ProcessingJob,
+    StagedOutput,
+    TerminalCommit,
+)
+from processing.models.outbox import OutboxEvent
+from processing.models.workers import (
+    SessionState,
+    TransferKind,
+    TransferTicket,
+    WorkerProcessor,
+    WorkerRequest,
+    WorkerSession,
+)
+
+__all__ = [
+    "AttemptState",
+    "FailureClass",
+    "IdempotencyReservation",
+    "JobState",
+    "OutboxEvent",
+    "Phase",
+    "ProcessingArtifact",
+    "ProcessingAttempt",
+    "ProcessingBlob",
+    "ProcessingJob",
+    "SessionState",
+    "StagedOutput",
+    "TerminalCommit",
+    "TransferKind",
+    "TransferTicket",
+    "WorkerProcessor",
+    "WorkerRequest",
+    "WorkerSession",
+]

@@ -1,0 +1,315 @@
+import uuid
+
+from django.db import models
+from django.db.models import Q
+
+from processing.models.blobs import ProcessingBlob
+
+
+class JobState(models.TextChoices):
+    PREPARING = "preparing"
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINALIZING = "finalizing"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    EXPIRED = "expired"
+
+
+TERMINAL_STATES = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED, JobState.EXPIRED})
+ACTIVE_STATES = frozenset({JobState.PREPARING, JobState.QUEUED, JobState.RUNNING, JobState.FINALIZING})
+
+
+class Phase(models.TextChoices):
+    CAPTURING_INPUT = "capturing_input"
+    WAITING_FOR_WORKER = "waiting_for_worker"
+    PROCESSING = "processing"
+    UPLOADING_RESULT = "uploading_result"
+    VALIDATING_RESULT = "validating_result"
+    PUBLISHING_RESULT = "publishing_result"
+    COMPLETE = "complete"
+
+
+class FailureClass(models.TextChoices):
+    INVALID_INPUT = "invalid_input"
+    PROCESSOR_REJECTED = "processor_rejected"
+    UNSUPPORTED_DEPENDENCY = "unsupported_dependency"
+    RESOURCE_LIMIT = "resource_limit"
+    TRANSIENT_INFRASTRUCTURE = "transient_infrastructure"
+    WORKER_INTERRUPTED = "worker_interrupted"
+    INTERNAL_CONTRACT_VIOLATION = "internal_contract_violation"
+
+
+class AttemptState(models.TextChoices):
+    RUNNING = "running"
+    DELIVERED = "delivered"
+    FAILED = "failed"
+    RELEASED = "released"
+    LOST = "lost"
+    CANCELLED = "cancelled"
+
+
+class JobQuerySet(models.QuerySet):
+    def active(self):
+        return self.filter(state__in=ACTIVE_STATES)
+
+    def terminal(self):
+        return self.filter(state__in=TERMINAL_STATES)
+
+    def claimable(self, *, now):
+        return self.filter(state=JobState.QUEUED).filter(
+            Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now)
+        )
+
+
+class ProcessingJob(models.Model):
+    """The user-visible aggregate: one explicit operation with a durable outcome."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    operation = models.CharField(max_length=64)
+    requester_id = models.IntegerField()
+    project_id = models.UUIDField(null=True, blank=True)
+    state = models.CharField(max_length=16, choices=JobState.choices, default=JobState.PREPARING)
+    phase = models.CharField(max_length=32, choices=Phase.choices, default=Phase.CAPTURING_INPUT)
+    options = models.JSONField(default=dict)
+    options_digest = models.CharField(max_length=64)
+    input_profile = models.CharField(max_length=32, blank=True, default="")
+    input_filename = models.CharField(max_length=255, blank=True, default="")
+    input_blob = models.ForeignKey(
+        ProcessingBlob, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    input_digest = models.CharField(max_length=64, blank=True, default="")
+    processor_contract = models.CharField(max_length=255, blank=True, default="")
+    cache_hit = models.BooleanField(default=False)
+    reused_from_id = models.UUIDField(null=True, blank=True)
+    retry_of_id = models.UUIDField(null=True, blank=True)
+    attempt_count = models.IntegerField(default=0)
+    max_attempts = models.IntegerField(default=3)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    cancellation_requested = models.BooleanField(default=False)
+    failure_class = models.CharField(max_length=32, blank=True, default="")
+    failure_code = models.CharField(max_length=64, blank=True, default="")
+    failure_message = models.TextField(blank=True, default="")
+    diagnostic_log = models.TextField(blank=True, default="")
+    diagnostics = models.JSONField(default=list)
+    result_project_id = models.UUIDField(null=True, blank=True)
+    finalization_token = models.UUIDField(null=True, blank=True)
+    finalization_expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    queued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    deadline_at = models.DateTimeField(null=True, blank=True, help_text="Preparation or queue-wait deadline.")
+
+    objects = JobQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(state__in=JobState.values), name="job_state_known"),
+            models.CheckConstraint(condition=Q(phase__in=Phase.values), name="job_phase_known"),
+            models.CheckConstraint(
+                condition=Q(failure_class="") | Q(failure_class__in=FailureClass.values),
+                name="job_failure_class_known",
+            ),
+            models.CheckConstraint(
+                condition=Q(state__in=TERMINAL_STATES, completed_at__isnull=False)
+                | (~Q(state__in=TERMINAL_STATES) & Q(completed_at__isnull=True)),
+                name="job_completed_at_iff_terminal",
+            ),
+            models.CheckConstraint(
+                condition=~Q(state=JobState.FAILED) | ~Q(failure_class=""), name="job_failed_has_class"
+            ),
+            models.CheckConstraint(
+                condition=~Q(state__in=[JobState.QUEUED, JobState.RUNNING, JobState.FINALIZING])
+                | Q(input_blob__isnull=False),
+                name="job_claimable_has_input",
+            ),
+            models.CheckConstraint(
+                condition=~Q(state=JobState.FINALIZING) | Q(finalization_token__isnull=False),
+                name="job_finalizing_has_token",
+            ),
+            models.CheckConstraint(
+                condition=~Q(cache_hit=True) | Q(reused_from_id__isnull=False), name="job_hit_names_source"
+            ),
+            models.CheckConstraint(condition=Q(attempt_count__gte=0), name="job_attempt_count_nonnegative"),
+        ]
+        indexes = [
+            models.Index(fields=["operation", "created_at"], condition=Q(state="queued"), name="job_queue"),
+            models.Index(fields=["requester_id", "-created_at", "-id"], name="job_by_requester"),
+            models.Index(fields=["project_id", "-created_at"], name="job_by_project"),
+            models.Index(
+                fields=["requester_id"],
+                condition=Q(state__in=list(ACTIVE_STATES)),
+                name="job_active_by_requester",
+            ),
+            models.Index(
+                fields=["project_id"],
+                condition=Q(state__in=list(ACTIVE_STATES)),
+                name="job_active_by_project",
+            ),
+            models.Index(
+                fields=["deadline_at"], condition=Q(state__in=["preparing", "queued"]), name="job_deadline"
+            ),
+            models.Index(
+                fields=["finalization_expires_at"],
+                condition=Q(state="finalizing"),
+                name="job_finalization_expiry",
+            ),
+            models.Index(
+                fields=["project_id", "operation", "input_digest"],
+                condition=Q(state="succeeded"),
+                name="job_reuse_project",
+            ),
+            models.Index(
+                fields=["requester_id", "operation", "input_digest"],
+                condition=Q(state="succeeded"),
+                name="job_reuse_requester",
+            ),
+            models.Index(
+                fields=["completed_at"], condition=Q(completed_at__isnull=False), name="job_retention"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.operation} {self.id} ({self.state})"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.state in TERMINAL_STATES
+
+
+class TerminalCommit(models.Model):
+    """One row per job that reached a terminal state: the database forbids a second terminal commit."""
+
+    job = models.OneToOneField(
+        ProcessingJob, primary_key=True, on_delete=models.CASCADE, related_name="terminal"
+    )
+    state = models.CharField(max_length=16, choices=JobState.choices)
+    committed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(state__in=list(TERMINAL_STATES)), name="terminal_state_only")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.job_id} → {self.state}"
+
+
+class ProcessingAttempt(models.Model):
+    """One execution lease of a job. Every claim creates a new row with a random ``claim_id``."""
+
+    job = models.ForeignKey(ProcessingJob, on_delete=models.CASCADE, related_name="attempts")
+    number = models.IntegerField()
+    operation = models.CharField(max_length=64)
+    claim_id = models.UUIDField(unique=True, default=uuid.uuid4)
+    session = models.ForeignKey(
+        "processing.WorkerSession", null=True, on_delete=models.SET_NULL, related_name="attempts"
+    )
+    processor_contract = models.CharField(max_length=255)
+    state = models.CharField(max_length=16, choices=AttemptState.choices, default=AttemptState.RUNNING)
+    phase = models.CharField(max_length=32, choices=Phase.choices, default=Phase.PROCESSING)
+    lease_expires_at = models.DateTimeField()
+    started_at = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True)
+    failure_class = models.CharField(max_length=32, blank=True, default="")
+    failure_code = models.CharField(max_length=64, blank=True, default="")
+    failure_message = models.TextField(blank=True, default="")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["job", "number"], name="attempt_number_unique_per_job"),
+            models.UniqueConstraint(
+                fields=["job"], condition=Q(state="running"), name="attempt_one_running_per_job"
+            ),
+            models.UniqueConstraint(
+                fields=["job"], condition=Q(state="delivered"), name="attempt_one_delivered_per_job"
+            ),
+            models.CheckConstraint(condition=Q(state__in=AttemptState.values), name="attempt_state_known"),
+            models.CheckConstraint(condition=Q(phase__in=Phase.values), name="attempt_phase_known"),
+            models.CheckConstraint(condition=Q(number__gte=1), name="attempt_number_positive"),
+            models.CheckConstraint(
+                condition=Q(failure_class="") | Q(failure_class__in=FailureClass.values),
+                name="attempt_failure_class_known",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["lease_expires_at"], condition=Q(state="running"), name="attempt_lease_expiry"
+            ),
+            models.Index(
+                fields=["session", "operation"],
+                condition=Q(state="running"),
+                name="attempt_live_by_session",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.job_id} #{self.number} ({self.state})"
+
+
+class _OutputFields(models.Model):
+    role = models.CharField(max_length=32)
+    media_type = models.CharField(max_length=128)
+    filename = models.CharField(max_length=255)
+    size_bytes = models.BigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    blob = models.ForeignKey(ProcessingBlob, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+
+
+class StagedOutput(_OutputFields):
+    """An output uploaded under a claim; private until Core's finalizer publishes it."""
+
+    attempt = models.ForeignKey(ProcessingAttempt, on_delete=models.CASCADE, related_name="staged")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["attempt", "role"], name="staged_one_per_role_per_attempt")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.attempt_id}:{self.role}"
+
+
+class ProcessingArtifact(_OutputFields):
+    """A published result. Cache hits get their own rows pointing at the same blob."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    job = models.ForeignKey(ProcessingJob, on_delete=models.CASCADE, related_name="artifacts")
+    source_attempt = models.ForeignKey(
+        ProcessingAttempt, null=True, blank=True, on_delete=models.SET_NULL, related_name="published"
+    )
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["job", "role"], name="artifact_one_per_role_per_job")]
+
+    def __str__(self) -> str:
+        return f"{self.job_id}:{self.role}"
+
+
+class IdempotencyReservation(models.Model):
+    """A creation command's idempotency key, scoped to (actor, endpoint), bound to the command's digest."""
+
+    actor_id = models.IntegerField()
+    endpoint = models.CharField(max_length=64)
+    key = models.CharField(max_length=128)
+    command_digest = models.CharField(max_length=64)
+    job = models.ForeignKey(ProcessingJob, null=True, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["actor_id", "endpoint", "key"], name="idempotency_key_unique_in_scope"
+            )
+        ]
+        indexes = [models.Index(fields=["expires_at"], name="idempotency_expiry")]
+
+    def __str__(self) -> str:
+        return f"{self.actor_id}/{self.endpoint}/{self.key}"

@@ -1,0 +1,26 @@
+"""The operation registry: every operation Core knows, as a versioned contract.
+
+An operation declares its input schema, closed options, required permission,
+project types, result roles with media types and size limits, whether results
+may be reused, and its Core-owned finalizer. Exposure also needs the
+distribution to allow it and the deployment to name a worker identity for it
+(see ``processing.capabilities``).
+"""
+
+from processing.operations.base import NoOptions, Operation, OptionsError, ResultRole
+from processing.operations.latex_compile_pdf import LATEX_COMPILE_PDF
+from processing.operations.pdf_index_text import PDF_INDEX_TEXT
+from processing.operations.pptx_import_typst import PPTX_IMPORT_TYPST
+from processing.operations.test_echo import TEST_ECHO
+from processing.operations.typst_export_pptx import TYPST_EXPORT_PPTX
+
+REGISTRY: dict[str, Operation] = {
+    operation.name: operation
+    for operation in (LATEX_COMPILE_PDF, TYPST_EXPORT_PPTX, PPTX_IMPORT_TYPST, PDF_INDEX_TEXT, TEST_ECHO)
+}
+
+__all__ = ["REGISTRY", "NoOptions", "Operation", "OptionsError", "ResultRole", "operation_get"]
+
+
+def operation_get(name: str) -> Operation | None:
+    return REGISTRY.get(name)

@@ -1,0 +1,84 @@
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from processing.exceptions import InvalidOptions
+
+
+class OptionsError(InvalidOptions):
+    pass
+
+
+@dataclass(frozen=True)
+class NoOptions:
+    """An operation without options accepts only an empty object."""
+
+    @classmethod
+    def parse(cls, payload: dict[str, Any] | None):
+        return closed_options_parse(cls, payload)
+
+    def normalized(self) -> dict[str, Any]:
+        return options_normalized(self)
+
+
+def closed_options_parse(cls, payload: dict[str, Any] | None):
+    """Build an options dataclass from a payload, refusing unknown keys and wrong types."""
+    payload = payload or {}
+    if not isinstance(payload, dict):
+        raise OptionsError("Options must be a JSON object.")
+    known = {item.name: item for item in dataclasses.fields(cls)}
+    unknown = sorted(set(payload) - set(known))
+    if unknown:
+        raise OptionsError("Unknown options.", details={"unknown": unknown})
+    values = {}
+    for name, value in payload.items():
+        if value is None:
+            continue  # null means "the default"
+        choices = getattr(cls, "CHOICES", {}).get(name)
+        if choices is not None and value not in choices:
+            raise OptionsError(f"Option {name!r} must be one of {sorted(choices)}.", details={"option": name})
+        values[name] = value
+    return cls(**values)
+
+
+def options_normalized(options) -> dict[str, Any]:
+    """Canonical options: defaulted values are dropped so that they do not change the digest."""
+    defaults = {item.name: item.default for item in dataclasses.fields(options)}
+    return {name: value for name, value in dataclasses.asdict(options).items() if value != defaults[name]}
+
+
+@dataclass(frozen=True)
+class ResultRole:
+    role: str
+    media_types: tuple[str, ...]
+    max_bytes: int
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class Operation:
+    name: str
+    job_class: str  # project_build | project_export | file_import | document_ingest
+    input_schema: str
+    options_type: type
+    permission: str | None  # None: any signed-in user (imports)
+    project_types: tuple[str, ...]
+    result_roles: tuple[ResultRole, ...]
+    reusable: bool
+    finalizer: str  # dotted path of the Core-owned finalizer, imported when used
+    endpoint: str  # the idempotency scope of its creation command
+    deterministic_input: bool = True
+
+    SCOPES: ClassVar[dict[str, str]] = {
+        "project_build": "project",
+        "project_export": "project",
+        "file_import": "requester",
+        "document_ingest": "project",
+    }
+
+    @property
+    def reuse_scope(self) -> str:
+        return self.SCOPES[self.job_class]
+
+    def role(self, name: str) -> ResultRole | None:
+        return next((role for role in self.result_roles if role.role == name), None)

@@ -1,0 +1,41 @@
+from dataclasses import dataclass
+from typing import ClassVar
+
+from processing.operations.base import Operation, ResultRole, closed_options_parse, options_normalized
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class LatexBuildOptions:
+    """``compiler`` overrides the project's setting for this build; omitted or null uses the project's."""
+
+    compiler: str | None = None
+
+    CHOICES: ClassVar[dict[str, frozenset[str]]] = {
+        "compiler": frozenset({"pdflatex", "xelatex", "lualatex"})
+    }
+
+    @classmethod
+    def parse(cls, payload):
+        return closed_options_parse(cls, payload)
+
+    def normalized(self):
+        return options_normalized(self)
+
+
+LATEX_COMPILE_PDF = Operation(
+    name="latex.compile.pdf/v1",
+    job_class="project_build",
+    input_schema="project-bundle/v1",
+    options_type=LatexBuildOptions,
+    permission="build",
+    project_types=("latex",),
+    result_roles=(
+        ResultRole("pdf", ("application/pdf",), 128 * MiB),
+        ResultRole("log", ("text/plain",), 1 * MiB, required=False),
+    ),
+    reusable=True,
+    finalizer="processing.finalizers.publish_artifacts",
+    endpoint="project-builds",
+)

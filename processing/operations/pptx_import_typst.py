@@ -1,0 +1,36 @@
+from dataclasses import dataclass
+
+from processing.operations.base import Operation, ResultRole, closed_options_parse, options_normalized
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class PptxImportOptions:
+    """The input profile is declared by the distribution; Core only carries its value."""
+
+    input_profile: str = "editable"
+
+    @classmethod
+    def parse(cls, payload):
+        return closed_options_parse(cls, payload)
+
+    def normalized(self):
+        return options_normalized(self)
+
+
+PPTX_IMPORT_TYPST = Operation(
+    name="pptx.import.typst/v1",
+    job_class="file_import",
+    input_schema="pptx-input/v1",
+    options_type=PptxImportOptions,
+    permission=None,
+    project_types=(),
+    result_roles=(
+        ResultRole("bundle", ("application/x-tar",), 256 * MiB),
+        ResultRole("report", ("application/json",), 1 * MiB),
+    ),
+    reusable=True,
+    finalizer="processing.finalizers.provision_imported_project",
+    endpoint="imports-pptx",
+)

@@ -1,0 +1,21 @@
+"""An operation for protocol tests and benchmarks only: the worker echoes its input back.
+
+It is registered always but exposed only when ``QUIRE_TEST_OPERATIONS`` is on.
+"""
+
+from processing.operations.base import NoOptions, Operation, ResultRole
+
+MiB = 1024 * 1024
+
+TEST_ECHO = Operation(
+    name="test.echo/v1",
+    job_class="project_build",
+    input_schema="project-bundle/v1",
+    options_type=NoOptions,
+    permission="build",
+    project_types=("latex", "typst"),
+    result_roles=(ResultRole("echo", ("application/octet-stream",), 64 * MiB),),
+    reusable=True,
+    finalizer="processing.finalizers.publish_artifacts",
+    endpoint="test-echo",
+)

@@ -1,0 +1,16 @@
+"""Emitting outbox events: always inside the transaction that made the fact true."""
+
+from django.db import transaction
+from django.utils import timezone
+
+from processing.models import OutboxEvent
+
+
+def outbox_emit(*, kind: str, payload: dict) -> OutboxEvent:
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("outbox events are written inside the transaction that makes them true")
+    now = timezone.now()
+    event = OutboxEvent(kind=kind, payload=payload, created_at=now, available_at=now)
+    event.payload = {**payload, "event_id": str(event.event_id)}
+    event.save()
+    return event

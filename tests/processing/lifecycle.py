@@ -1,0 +1,41 @@
+"""Driving jobs through the real services the protocol uses, for tests that need a finished job."""
+
+import hashlib
+import io
+
+from pypdf import PdfWriter
+
+from processing.claims import claim_acquire
+from processing.delivery import Diagnostics, delivery_accept
+from processing.finalization import job_finalize
+from processing.models import ProcessingJob
+from processing.staging import output_stage
+from tests.processing.factories import WorkerSessionFactory
+
+
+def pdf_bytes(pages: int = 1) -> bytes:
+    writer = PdfWriter()
+    for _ in range(pages):
+        writer.add_blank_page(width=200, height=200)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def stage(claim, role: str, media_type: str, filename: str, data: bytes):
+    return output_stage(
+        claim_id=claim.claim_id, role=role, media_type=media_type, filename=filename, data=data,
+        expected_sha256=hashlib.sha256(data).hexdigest(),
+    )  # fmt: skip
+
+
+def build_to_success(job_id, *, pdf: bytes | None = None, session=None) -> ProcessingJob:
+    """Claim the queued job with a fresh session, stage a PDF and a log, deliver and finalize it."""
+    session = session or WorkerSessionFactory(processors={"latex.compile.pdf/v1": 1})
+    claim = claim_acquire(session_id=session.pk, offers={"latex.compile.pdf/v1": 1})
+    assert claim is not None and str(claim.job_id) == str(job_id)
+    stage(claim, "pdf", "application/pdf", "main.pdf", pdf or pdf_bytes())
+    stage(claim, "log", "text/plain", "main.log", b"This is pdfTeX\nOutput written on main.pdf\n")
+    accepted_job, token = delivery_accept(claim_id=claim.claim_id, diagnostics=Diagnostics(log="build log"))
+    job_finalize(job_id=accepted_job, token=token)
+    return ProcessingJob.objects.get(pk=job_id)
