@@ -28,7 +28,7 @@ from processing.models import (
 )
 from processing.transitions import job_transition
 
-CANDIDATES_PER_CLAIM = 4
+CANDIDATE_TRIES = 8
 
 
 @dataclass(frozen=True)
@@ -58,8 +58,13 @@ def db_now() -> datetime:
 def free_capacity(
     session: WorkerSession, offers: dict[str, int], now: datetime
 ) -> dict[str, WorkerProcessor]:
-    """Offered operations that still have a free registered slot, with their processor."""
-    processors = {p.operation: p for p in session.processors.filter(operation__in=list(offers), healthy=True)}
+    """Offered operations that still have a free registered slot, with their processor.
+
+    The processor rows are locked so that concurrent claims of one session
+    count each other's committed attempts instead of both taking the last slot.
+    """
+    offered = session.processors.select_for_update().filter(operation__in=list(offers), healthy=True)
+    processors = {p.operation: p for p in offered.order_by("operation")}
     free = {}
     for operation, processor in processors.items():
         running = ProcessingAttempt.objects.filter(
@@ -81,7 +86,7 @@ _CANDIDATES_SQL = """
            (SELECT count(*) FROM processing_processingjob AS busy
             WHERE busy.state = 'running' AND busy.project_id = job.project_id) < %(per_project)s)
     ORDER BY job.created_at, job.id
-    LIMIT %(batch)s
+    LIMIT 1
     FOR UPDATE OF job SKIP LOCKED
 """
 
@@ -105,24 +110,25 @@ def _running_limit_reached(job: ProcessingJob, limit: Limits) -> bool:
 
 
 def _next_job(operations: list[str], now: datetime, limit: Limits) -> ProcessingJob | None:
+    """Lock one candidate at a time, so other claimers can take the rest meanwhile."""
     excluded: list[uuid.UUID] = []
-    for _ in range(3):
+    for _ in range(CANDIDATE_TRIES):
         with connection.cursor() as cursor:
             cursor.execute(
                 _CANDIDATES_SQL,
                 {
-                    "operations": operations, "now": now, "excluded": excluded, "batch": CANDIDATES_PER_CLAIM,
+                    "operations": operations, "now": now, "excluded": excluded,
                     "per_requester": limit.running_jobs_per_requester,
                     "per_project": limit.running_jobs_per_project,
                 },
             )  # fmt: skip
-            ids = [row[0] for row in cursor.fetchall()]
-        if not ids:
+            row = cursor.fetchone()
+        if row is None:
             return None
-        for job in ProcessingJob.objects.filter(pk__in=ids).order_by("created_at", "id"):
-            if not _running_limit_reached(job, limit):
-                return job
-            excluded.append(job.pk)
+        job = ProcessingJob.objects.get(pk=row[0])
+        if not _running_limit_reached(job, limit):
+            return job
+        excluded.append(job.pk)
     return None
 
 
