@@ -29,9 +29,7 @@ class ProjectGrant(models.Model):
     """A principal's role on a project. Projects belong to Workspace; Access stores only their id."""
 
     project_id = models.UUIDField()
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="project_grants"
-    )
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="project_grants")
     role = models.CharField(max_length=16, choices=Role.choices)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -6,11 +6,7 @@ from access.models import ROLE_PERMISSIONS, ApiToken, ProjectGrant
 
 
 def role_of(*, user_id: int, project_id: uuid.UUID) -> str | None:
-    return (
-        ProjectGrant.objects.filter(user_id=user_id, project_id=project_id)
-        .values_list("role", flat=True)
-        .first()
-    )
+    return ProjectGrant.objects.filter(user_id=user_id, project_id=project_id).values_list("role", flat=True).first()
 
 
 def permission_held(*, user_id: int, project_id: uuid.UUID, permission: str) -> bool:
@@ -20,16 +16,12 @@ def permission_held(*, user_id: int, project_id: uuid.UUID, permission: str) -> 
 
 def project_ids_visible_to(*, user_id: int) -> list[uuid.UUID]:
     return list(
-        ProjectGrant.objects.filter(user_id=user_id)
-        .order_by("project_id")
-        .values_list("project_id", flat=True)
+        ProjectGrant.objects.filter(user_id=user_id).order_by("project_id").values_list("project_id", flat=True)
     )
 
 
 def grants_of_project(*, project_id: uuid.UUID) -> list[ProjectGrant]:
-    return list(
-        ProjectGrant.objects.filter(project_id=project_id).select_related("user").order_by("user__username")
-    )
+    return list(ProjectGrant.objects.filter(project_id=project_id).select_related("user").order_by("user__username"))
 
 
 def user_by_username(username: str):

@@ -25,9 +25,7 @@ def grant_owner(*, project_id: uuid.UUID, user_id: int) -> None:
     ProjectGrant.objects.create(project_id=project_id, user_id=user_id, role=Role.OWNER)
 
 
-def member_set(
-    *, actor_id: int, project_id: uuid.UUID, username: str, role: str
-) -> tuple[ProjectGrant, bool]:
+def member_set(*, actor_id: int, project_id: uuid.UUID, username: str, role: str) -> tuple[ProjectGrant, bool]:
     """Grant or change a member's role; returns the grant and whether it is new."""
     permission_require(user_id=actor_id, project_id=project_id, permission=Permission.MANAGE_MEMBERS)
     user = selectors.user_by_username(username)
@@ -48,9 +46,7 @@ def member_set(
 def member_remove(*, actor_id: int, project_id: uuid.UUID, username: str) -> None:
     permission_require(user_id=actor_id, project_id=project_id, permission=Permission.MANAGE_MEMBERS)
     with transaction.atomic():
-        grants = list(
-            ProjectGrant.objects.select_for_update().filter(project_id=project_id).select_related("user")
-        )
+        grants = list(ProjectGrant.objects.select_for_update().filter(project_id=project_id).select_related("user"))
         target = next((grant for grant in grants if grant.user.username == username), None)
         if target is None:
             raise MemberNotFound(details={"username": username})
@@ -76,9 +72,7 @@ def token_create(*, user_id: int, name: str) -> tuple[ApiToken, str]:
 
 
 def token_revoke(*, user_id: int, token_id: int) -> None:
-    ApiToken.objects.filter(pk=token_id, user_id=user_id, revoked_at__isnull=True).update(
-        revoked_at=timezone.now()
-    )
+    ApiToken.objects.filter(pk=token_id, user_id=user_id, revoked_at__isnull=True).update(revoked_at=timezone.now())
 
 
 def user_create(*, username: str, password: str, email: str = "") -> int:

@@ -53,8 +53,6 @@ def member_set(request, project_id: uuid.UUID):
 @require_POST
 @form_action(_members_url)
 def member_remove(request, project_id: uuid.UUID):
-    services.member_remove(
-        actor_id=request.user.pk, project_id=project_id, username=request.POST.get("username", "")
-    )
+    services.member_remove(actor_id=request.user.pk, project_id=project_id, username=request.POST.get("username", ""))
     messages.success(request, "Member removed.")
     return redirect(_members_url(request, project_id))

@@ -85,15 +85,11 @@ def _commit(opened: _OpenDocument, project_id: uuid.UUID) -> Accepted:
         log.save()
     for update, origin, actor_id in opened.pending:
         log.last_seq += 1
-        AcceptedUpdate.objects.create(
-            log=log, seq=log.last_seq, update=update, origin=origin, actor_id=actor_id
-        )
+        AcceptedUpdate.objects.create(log=log, seq=log.last_seq, update=update, origin=origin, actor_id=actor_id)
     text = doc_text(doc)
     digest = opened.document.sha256
     if text != opened.document.text:
-        digest = workspace.document_text_store(
-            project_id=project_id, path=opened.document.path, text=text
-        ).sha256
+        digest = workspace.document_text_store(project_id=project_id, path=opened.document.path, text=text).sha256
     log.projected_seq = log.last_seq
     if log.last_seq - log.snapshot_seq >= SNAPSHOT_EVERY:
         log.snapshot, log.snapshot_seq = doc.get_update(), log.last_seq
@@ -140,9 +136,7 @@ def state_read(*, actor_id: int, project_id: uuid.UUID, path: str) -> bytes:
     """
     access.permission_require(user_id=actor_id, project_id=project_id, permission=access.Permission.VIEW)
     document = workspace.document_read(project_id=project_id, path=path)
-    log = DocumentLog.objects.filter(file_id=document.file_id).first() or DocumentLog(
-        file_id=document.file_id
-    )
+    log = DocumentLog.objects.filter(file_id=document.file_id).first() or DocumentLog(file_id=document.file_id)
     doc = log_doc(log)
     text_replace(doc, document.text)
     return doc.get_update()

@@ -86,10 +86,7 @@ def _edit_operations(old: str, new: str) -> list[tuple[str, int, int, int, int]]
     if max(len(old_mid), len(new_mid)) > FINE_DIFF_LIMIT:
         return [("replace", prefix, len(old) - suffix, prefix, len(new) - suffix)]
     matcher = difflib.SequenceMatcher(a=old_mid, b=new_mid, autojunk=False)
-    return [
-        (tag, a0 + prefix, a1 + prefix, b0 + prefix, b1 + prefix)
-        for tag, a0, a1, b0, b1 in matcher.get_opcodes()
-    ]
+    return [(tag, a0 + prefix, a1 + prefix, b0 + prefix, b1 + prefix) for tag, a0, a1, b0, b1 in matcher.get_opcodes()]
 
 
 def _byte_offsets(text: str) -> list[int]:

@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from access.api.views import MemberDeleteApi, MemberListApi
 from collaboration.api.views import DocumentStateApi, DocumentUpdateApi
 from config.http import pages
+from config.metrics import metrics
 from processing.api.views import (
     ArtifactDownloadApi,
     BuildCreateApi,
@@ -50,6 +51,8 @@ api_v1 = [
 
 urlpatterns = [
     *api_v1,
+    path("internal/processing/v1/", include("processing.protocol.urls")),
+    path("metrics", metrics, name="metrics"),
     path("admin/", admin.site.urls),
     path("", include("access.urls")),
     path("", include("workspace.urls")),

@@ -3,3 +3,6 @@ from django.apps import AppConfig
 
 class ProcessingConfig(AppConfig):
     name = "processing"
+
+    def ready(self) -> None:
+        from processing.protocol import schema  # noqa: F401  registers the OpenAPI auth extension

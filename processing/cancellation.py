@@ -19,7 +19,5 @@ def job_cancel(*, actor_id: int, job_id) -> ProcessingJob:
         if job.state in (JobState.PREPARING, JobState.QUEUED):
             job_transition(job_id=job.pk, to=JobState.CANCELLED, only_from={job.state})
         elif job.state == JobState.RUNNING and not job.cancellation_requested:
-            ProcessingJob.objects.filter(pk=job.pk, state=JobState.RUNNING).update(
-                cancellation_requested=True
-            )
+            ProcessingJob.objects.filter(pk=job.pk, state=JobState.RUNNING).update(cancellation_requested=True)
     return ProcessingJob.objects.get(pk=job.pk)

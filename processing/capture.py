@@ -38,9 +38,7 @@ def project_capture(*, project_id: uuid.UUID, compiler_override: str | None = No
         ]
     finally:
         workspace.pin_release(pin_id=snapshot.pin_id)
-    settings = (
-        {"compiler": compiler_override or snapshot.compiler} if snapshot.project_type == "latex" else {}
-    )
+    settings = {"compiler": compiler_override or snapshot.compiler} if snapshot.project_type == "latex" else {}
     manifest = manifest_build(
         project_type=snapshot.project_type,
         entry_path=snapshot.entry_path,
@@ -49,6 +47,4 @@ def project_capture(*, project_id: uuid.UUID, compiler_override: str | None = No
         source_epoch=int(snapshot.content_changed_at.timestamp()),
         files=files,
     )
-    return Capture(
-        bundle=bundle_build(manifest, files), generation=snapshot.generation, fence_seconds=fence_seconds
-    )
+    return Capture(bundle=bundle_build(manifest, files), generation=snapshot.generation, fence_seconds=fence_seconds)

@@ -55,9 +55,7 @@ def db_now() -> datetime:
         return cursor.fetchone()[0]
 
 
-def free_capacity(
-    session: WorkerSession, offers: dict[str, int], now: datetime
-) -> dict[str, WorkerProcessor]:
+def free_capacity(session: WorkerSession, offers: dict[str, int], now: datetime) -> dict[str, WorkerProcessor]:
     """Offered operations that still have a free registered slot, with their processor.
 
     The processor rows are locked so that concurrent claims of one session
@@ -94,13 +92,9 @@ _CANDIDATES_SQL = """
 def _running_limit_reached(job: ProcessingJob, limit: Limits) -> bool:
     """Recount under advisory locks so concurrent claimers cannot both take a requester's last slot."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_advisory_xact_lock(%s)", [advisory_key("running-requester", job.requester_id)]
-        )
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [advisory_key("running-requester", job.requester_id)])
         if job.project_id is not None:
-            cursor.execute(
-                "SELECT pg_advisory_xact_lock(%s)", [advisory_key("running-project", job.project_id)]
-            )
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [advisory_key("running-project", job.project_id)])
     running = ProcessingJob.objects.filter(state=JobState.RUNNING)
     if running.filter(requester_id=job.requester_id).count() >= limit.running_jobs_per_requester:
         return True
@@ -137,9 +131,7 @@ def claim_acquire(*, session_id: uuid.UUID, offers: dict[str, int]) -> Claim | N
     limit = limits()
     with transaction.atomic():
         now = db_now()
-        session = WorkerSession.objects.filter(
-            pk=session_id, state=SessionState.ACTIVE, expires_at__gt=now
-        ).first()
+        session = WorkerSession.objects.filter(pk=session_id, state=SessionState.ACTIVE, expires_at__gt=now).first()
         if session is None:
             return None
         capacity = free_capacity(session, {op: n for op, n in offers.items() if n > 0}, now)

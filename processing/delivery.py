@@ -45,7 +45,10 @@ def _end_attempt(attempt: ProcessingAttempt, state: str, now, **fields) -> None:
 
 
 def delivery_accept(*, claim_id: uuid.UUID, diagnostics: Diagnostics) -> tuple[uuid.UUID, uuid.UUID]:
-    """Accept the claim's staged outputs; the job becomes ``finalizing``. Returns (job id, token)."""
+    """Accept the claim's staged outputs; the job becomes ``finalizing``. Returns (job id, token).
+
+    Raises JobCancelled (after committing the cancellation) when a cancel request came first.
+    """
     with transaction.atomic():
         now = db_now()
         attempt = attempt_current(claim_id, now=now, lock_job=True)
@@ -53,35 +56,38 @@ def delivery_accept(*, claim_id: uuid.UUID, diagnostics: Diagnostics) -> tuple[u
         if job.cancellation_requested:
             _end_attempt(attempt, AttemptState.CANCELLED, now)
             job_transition(job_id=job.pk, to=JobState.CANCELLED, only_from={JobState.RUNNING})
-            raise JobCancelled()
-        staged_roles = set(StagedOutput.objects.filter(attempt=attempt).values_list("role", flat=True))
-        missing = [
-            r.role
-            for r in operation_get(job.operation).result_roles
-            if r.required and r.role not in staged_roles
-        ]
-        if missing:
-            raise OutputRejected("Required outputs were not uploaded.", details={"missing": missing})
-        token = uuid.uuid4()
-        _end_attempt(attempt, AttemptState.DELIVERED, now)
-        moved = job_transition(
-            job_id=job.pk,
-            to=JobState.FINALIZING,
-            only_from={JobState.RUNNING},
-            phase=Phase.VALIDATING_RESULT,
-            finalization_token=token,
-            finalization_expires_at=now + timedelta(seconds=limits().finalization_lease_seconds),
-            diagnostic_log=_bounded(diagnostics.log),
-            diagnostics=list(diagnostics.entries)[:500],
-        )
-        if not moved:
-            raise ClaimLost()
-        return job.pk, token
+            token = None
+        else:
+            token = _accept(attempt, now, diagnostics)
+    if token is None:
+        raise JobCancelled()
+    return job.pk, token
 
 
-def attempt_fail(
-    *, claim_id: uuid.UUID, failure_class: str, code: str, message: str, diagnostics: Diagnostics
-) -> str:
+def _accept(attempt: ProcessingAttempt, now, diagnostics: Diagnostics) -> uuid.UUID:
+    job = attempt.job
+    staged_roles = set(StagedOutput.objects.filter(attempt=attempt).values_list("role", flat=True))
+    missing = [r.role for r in operation_get(job.operation).result_roles if r.required and r.role not in staged_roles]
+    if missing:
+        raise OutputRejected("Required outputs were not uploaded.", details={"missing": missing})
+    token = uuid.uuid4()
+    _end_attempt(attempt, AttemptState.DELIVERED, now)
+    moved = job_transition(
+        job_id=job.pk,
+        to=JobState.FINALIZING,
+        only_from={JobState.RUNNING},
+        phase=Phase.VALIDATING_RESULT,
+        finalization_token=token,
+        finalization_expires_at=now + timedelta(seconds=limits().finalization_lease_seconds),
+        diagnostic_log=_bounded(diagnostics.log),
+        diagnostics=list(diagnostics.entries)[:500],
+    )
+    if not moved:
+        raise ClaimLost()
+    return token
+
+
+def attempt_fail(*, claim_id: uuid.UUID, failure_class: str, code: str, message: str, diagnostics: Diagnostics) -> str:
     """Record a classified failure of the claim and apply the retry policy; returns the job's new state."""
     if failure_class not in FailureClass.values:
         raise OutputRejected("Unknown failure class.", details={"allowed": FailureClass.values})
@@ -96,9 +102,7 @@ def attempt_fail(
         job = attempt.job
         job.diagnostic_log, job.diagnostics = _bounded(diagnostics.log), list(diagnostics.entries)[:500]
         job.save(update_fields=["diagnostic_log", "diagnostics"])
-        job_after_attempt(
-            job, failure_class=failure_class, code=code, message=message, now=now, limit=limits()
-        )
+        job_after_attempt(job, failure_class=failure_class, code=code, message=message, now=now, limit=limits())
         return type(job).objects.values_list("state", flat=True).get(pk=job.pk)
 
 

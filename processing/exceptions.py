@@ -106,3 +106,58 @@ class JobCancelled(ProcessingError):
 
     code = "job_cancelled"
     status_code = 409
+
+
+class WorkerUnauthorized(ProcessingError):
+    """The worker token is missing or not one this deployment knows."""
+
+    code = "worker_unauthorized"
+    status_code = 401
+
+
+class ProcessorOutOfScope(ProcessingError):
+    """This worker identity may not register a processor for that operation."""
+
+    code = "processor_out_of_scope"
+    status_code = 422
+
+
+class ProtocolInvalid(ProcessingError):
+    """The worker request does not follow the protocol."""
+
+    code = "protocol_invalid"
+    status_code = 422
+
+
+class SessionGone(ProcessingError):
+    """The session expired or was closed; register again."""
+
+    code = "session_gone"
+    status_code = 409
+
+
+class SessionNotFound(NotFound):
+    """No such session for this worker identity."""
+
+    code = "session_not_found"
+
+
+class RequestInProgress(ProcessingError):
+    """A request with this request_id is still being handled."""
+
+    code = "request_in_progress"
+    status_code = 409
+
+
+class RequestIdReused(ProcessingError):
+    """This request_id was already used with a different payload."""
+
+    code = "request_id_reused"
+    status_code = 409
+
+
+class TicketInvalid(ProcessingError):
+    """The transfer ticket is unknown, expired, used for another purpose, or its secret is wrong."""
+
+    code = "ticket_invalid"
+    status_code = 403

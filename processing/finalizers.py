@@ -52,9 +52,7 @@ def staged_bytes_verified(job, staged: StagedOutput) -> bytes:
     """The staged bytes, checked against the operation's role, size limit and recorded digest."""
     role = operation_get(job.operation).role(staged.role)
     if role is None or staged.media_type not in role.media_types:
-        raise _contract_violation(
-            "undeclared_output", f"Output {staged.role!r} is not one this operation declares."
-        )
+        raise _contract_violation("undeclared_output", f"Output {staged.role!r} is not one this operation declares.")
     data = blob_read(staged.blob_id)
     if len(data) != staged.size_bytes or len(data) > role.max_bytes:
         raise _contract_violation("output_size", f"Output {staged.role!r} has the wrong size.")
@@ -107,9 +105,7 @@ def provision_imported_project(job, staged: list[StagedOutput]) -> Publication:
     by_role = {output.role: output for output in staged}
     for output in staged:
         staged_bytes_verified(job, output)
-    prepared = bundle_to_prepared_project(
-        blob_read(by_role["bundle"].blob_id), fallback_name=job.input_filename
-    )
+    prepared = bundle_to_prepared_project(blob_read(by_role["bundle"].blob_id), fallback_name=job.input_filename)
 
     def provision(locked_job) -> dict:
         from workspace import facade as workspace

@@ -70,9 +70,7 @@ def reservation_resolve(scope: Scope):
     """In a fresh transaction: the job the key already names, or IdempotencyKeyReused."""
     with transaction.atomic():
         existing = (
-            IdempotencyReservation.objects.filter(
-                actor_id=scope.actor_id, endpoint=scope.endpoint, key=scope.key
-            )
+            IdempotencyReservation.objects.filter(actor_id=scope.actor_id, endpoint=scope.endpoint, key=scope.key)
             .select_related("job")
             .first()
         )

@@ -35,11 +35,7 @@ def attempt_current(claim_id: uuid.UUID, *, now: datetime, lock_job: bool = Fals
     if lock_job:
         job = ProcessingJob.objects.select_for_update().get(pk=attempt.job_id)
         attempt.job = job
-    if (
-        attempt.state != AttemptState.RUNNING
-        or attempt.lease_expires_at <= now
-        or job.state != JobState.RUNNING
-    ):
+    if attempt.state != AttemptState.RUNNING or attempt.lease_expires_at <= now or job.state != JobState.RUNNING:
         raise ClaimLost()
     return attempt
 
@@ -60,7 +56,5 @@ def lease_renew(*, claim_id: uuid.UUID, phase: str | None = None) -> LeaseStatus
             raise ClaimLost()
         if "phase" in updates:
             ProcessingJob.objects.filter(pk=attempt.job_id, state=JobState.RUNNING).update(phase=phase)
-        cancellation = ProcessingJob.objects.values_list("cancellation_requested", flat=True).get(
-            pk=attempt.job_id
-        )
+        cancellation = ProcessingJob.objects.values_list("cancellation_requested", flat=True).get(pk=attempt.job_id)
         return LeaseStatus(lease_expires_at=expires, cancellation_requested=cancellation)

@@ -54,15 +54,8 @@ def _entry_names_safe(infos: list[zipfile.ZipInfo]) -> None:
     for info in infos:
         name = info.filename
         parts = name.split("/")
-        if (
-            name.startswith(("/", "\\"))
-            or "\\" in name
-            or ".." in parts
-            or (len(name) > 1 and name[1] == ":")
-        ):
-            raise _refuse(
-                "pptx_unsafe_entry_name", "The package names a file outside itself.", entry=name[:200]
-            )
+        if name.startswith(("/", "\\")) or "\\" in name or ".." in parts or (len(name) > 1 and name[1] == ":"):
+            raise _refuse("pptx_unsafe_entry_name", "The package names a file outside itself.", entry=name[:200])
 
 
 def _sizes_bounded(infos: list[zipfile.ZipInfo]) -> int:
@@ -70,13 +63,9 @@ def _sizes_bounded(infos: list[zipfile.ZipInfo]) -> int:
         raise _refuse("pptx_too_many_entries", "The package has too many parts.", limit=MAX_ENTRIES)
     expanded = sum(info.file_size for info in infos)
     if expanded > MAX_EXPANDED_BYTES:
-        raise _refuse(
-            "pptx_too_large_expanded", "The package expands beyond the size limit.", limit=MAX_EXPANDED_BYTES
-        )
+        raise _refuse("pptx_too_large_expanded", "The package expands beyond the size limit.", limit=MAX_EXPANDED_BYTES)
     for info in infos:
-        if info.file_size >= RATIO_CHECK_FROM_BYTES and info.file_size > MAX_RATIO * max(
-            info.compress_size, 1
-        ):
+        if info.file_size >= RATIO_CHECK_FROM_BYTES and info.file_size > MAX_RATIO * max(info.compress_size, 1):
             raise _refuse(
                 "pptx_compression_ratio", "A part is compressed suspiciously well.", entry=info.filename[:200]
             )

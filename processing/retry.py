@@ -19,9 +19,7 @@ RETRYABLE = {FailureClass.TRANSIENT_INFRASTRUCTURE, FailureClass.WORKER_INTERRUP
 
 def backoff_seconds(consumed_attempts: int, limit: Limits, *, rng: random.Random | None = None) -> float:
     """Exponential in the attempts used so far, capped, with full jitter in its upper half."""
-    ceiling = min(
-        limit.retry_backoff_max_seconds, limit.retry_backoff_seconds * 2 ** max(consumed_attempts - 1, 0)
-    )
+    ceiling = min(limit.retry_backoff_max_seconds, limit.retry_backoff_seconds * 2 ** max(consumed_attempts - 1, 0))
     return ceiling / 2 + (rng or random).random() * ceiling / 2
 
 
@@ -29,9 +27,7 @@ def consumed_attempts(job: ProcessingJob) -> int:
     return job.attempts.filter(state__in=[AttemptState.FAILED, AttemptState.LOST]).count()
 
 
-def job_after_attempt(
-    job: ProcessingJob, *, failure_class: str, code: str, message: str, now: datetime, limit: Limits
-):
+def job_after_attempt(job: ProcessingJob, *, failure_class: str, code: str, message: str, now: datetime, limit: Limits):
     """Inside the caller's transaction (job row locked): requeue, cancel or fail after a bad attempt."""
     if job.cancellation_requested:
         job_transition(job_id=job.pk, to=JobState.CANCELLED, only_from={JobState.RUNNING})

@@ -19,11 +19,7 @@ def reuse_source(operation: Operation, job: ProcessingJob, input_digest: str) ->
     contracts = live_contracts(operation.name)
     if not contracts:
         return None
-    scope = (
-        Q(project_id=job.project_id)
-        if operation.reuse_scope == "project"
-        else Q(requester_id=job.requester_id)
-    )
+    scope = Q(project_id=job.project_id) if operation.reuse_scope == "project" else Q(requester_id=job.requester_id)
     return (
         ProcessingJob.objects.filter(
             scope,

@@ -17,9 +17,7 @@ PAGE_SIZE_MAX = 100
 
 def _visible(user_id: int):
     projects = access.project_ids_visible_to(user_id=user_id)
-    return ProcessingJob.objects.filter(
-        Q(project_id__isnull=True) | Q(project_id__in=projects), requester_id=user_id
-    )
+    return ProcessingJob.objects.filter(Q(project_id__isnull=True) | Q(project_id__in=projects), requester_id=user_id)
 
 
 def job_visible(*, user_id: int | None, job_id) -> ProcessingJob:

@@ -120,9 +120,7 @@ def job_submit(
         actor_id,
         operation.endpoint,
         key,
-        command_digest(
-            operation=operation.name, project_id=project_id, input_identity=identity, options=normalized
-        ),
+        command_digest(operation=operation.name, project_id=project_id, input_identity=identity, options=normalized),
     )
     fields = {
         "project_id": project_id,
@@ -151,9 +149,7 @@ def _prepare(operation: Operation, job_id: uuid.UUID, *, upload: Upload | None, 
         if upload is not None:
             data = upload.data
         else:
-            capture = project_capture(
-                project_id=job.project_id, compiler_override=job.options.get("compiler")
-            )
+            capture = project_capture(project_id=job.project_id, compiler_override=job.options.get("compiler"))
             data = capture.bundle.data
         if len(data) > limit.input_bytes:
             _fail(
@@ -170,9 +166,7 @@ def _prepare(operation: Operation, job_id: uuid.UUID, *, upload: Upload | None, 
         return
     except Exception:
         logger.exception("preparation failed", extra={"job": str(job_id), "operation": operation.name})
-        _fail(
-            job_id, FailureClass.TRANSIENT_INFRASTRUCTURE, "preparation_failed", "Capturing the input failed."
-        )
+        _fail(job_id, FailureClass.TRANSIENT_INFRASTRUCTURE, "preparation_failed", "Capturing the input failed.")
         return
     job_queue_or_reuse(operation, job_id, blob_id=blob_id, input_digest=digest, limit=limit)
 
@@ -181,9 +175,7 @@ def _fail(job_id: uuid.UUID, failure_class: str, code: str, message: str) -> Non
     job_transition(job_id=job_id, to=JobState.FAILED, **failure_fields(failure_class, code, message))
 
 
-def job_queue_or_reuse(
-    operation: Operation, job_id: uuid.UUID, *, blob_id: int, input_digest: str, limit: Limits
-):
+def job_queue_or_reuse(operation: Operation, job_id: uuid.UUID, *, blob_id: int, input_digest: str, limit: Limits):
     """Make a prepared job claimable (and wake idle workers), or finish it from a reusable result."""
     with transaction.atomic():
         job = ProcessingJob.objects.select_for_update().get(pk=job_id)

@@ -30,9 +30,7 @@ EVENT_KINDS = {
 }
 
 
-def job_transition(
-    *, job_id: uuid.UUID, to: str, only_from: frozenset[str] | set[str] | None = None, **fields
-) -> bool:
+def job_transition(*, job_id: uuid.UUID, to: str, only_from: frozenset[str] | set[str] | None = None, **fields) -> bool:
     """Move the job to ``to`` if its state allows it (and is in ``only_from``); return whether it moved."""
     sources = {state for state, targets in ALLOWED.items() if to in targets}
     if only_from is not None:
@@ -42,9 +40,7 @@ def job_transition(
     updates = {"state": to, **fields}
     now = timezone.now()
     if to in TERMINAL_STATES:
-        updates.update(
-            completed_at=now, phase=Phase.COMPLETE, finalization_token=None, finalization_expires_at=None
-        )
+        updates.update(completed_at=now, phase=Phase.COMPLETE, finalization_token=None, finalization_expires_at=None)
     with transaction.atomic():
         moved = ProcessingJob.objects.filter(pk=job_id, state__in=sources).update(**updates)
         if moved and to in TERMINAL_STATES:

@@ -77,10 +77,7 @@ def bundle_to_prepared_project(data: bytes, *, fallback_name: str) -> "workspace
         for path in sorted(present):
             content = archive.extractfile(members[f"files/{path}"]).read()
             entry = declared[path]
-            if (
-                entry.get("length") != len(content)
-                or entry.get("sha256") != hashlib.sha256(content).hexdigest()
-            ):
+            if entry.get("length") != len(content) or entry.get("sha256") != hashlib.sha256(content).hexdigest():
                 raise _rejected(f"{path[:100]!r} does not match the manifest.")
             files.append((path, content))
     try:

@@ -49,9 +49,7 @@ def test_huge_header_block_is_refused_by_the_server(live_quire):
 
 def test_duplicate_authorization_headers_are_401_not_a_guess(live_quire):
     token = bearer_token_for(UserFactory())
-    request = _get(
-        "/v1/projects", [("Authorization", f"Bearer {token}"), ("Authorization", f"Bearer {token}")]
-    )
+    request = _get("/v1/projects", [("Authorization", f"Bearer {token}"), ("Authorization", f"Bearer {token}")])
     status, _, body = _raw_request(live_quire, request)
     assert status == 401
     assert json.loads(body)["error"]["code"] == "authentication_failed"

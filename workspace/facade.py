@@ -119,9 +119,7 @@ def file_content_read(*, project_id: uuid.UUID, path: str, max_bytes: int) -> tu
 def document_path_of(*, project_id: uuid.UUID, file_id: int) -> str | None:
     from workspace.models import ProjectFile
 
-    return (
-        ProjectFile.objects.filter(project_id=project_id, pk=file_id).values_list("path", flat=True).first()
-    )
+    return ProjectFile.objects.filter(project_id=project_id, pk=file_id).values_list("path", flat=True).first()
 
 
 def document_text_store(*, project_id: uuid.UUID, path: str, text: str) -> DocumentText:
@@ -146,9 +144,7 @@ def pin_release(*, pin_id: uuid.UUID) -> None:
 def provision_prepare(
     *, name: str, project_type: str, entry_path: str, files: list[tuple[str, bytes]]
 ) -> PreparedProject:
-    return provisioning.provision_prepare(
-        name=name, project_type=project_type, entry_path=entry_path, files=files
-    )
+    return provisioning.provision_prepare(name=name, project_type=project_type, entry_path=entry_path, files=files)
 
 
 def provision_commit(*, prepared: PreparedProject, owner_id: int) -> uuid.UUID:

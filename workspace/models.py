@@ -41,8 +41,7 @@ class Project(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(type__in=ProjectType.values), name="project_type_known"),
             models.CheckConstraint(
-                condition=(Q(type="latex") & Q(compiler__in=Compiler.values))
-                | (Q(type="typst") & Q(compiler="")),
+                condition=(Q(type="latex") & Q(compiler__in=Compiler.values)) | (Q(type="typst") & Q(compiler="")),
                 name="project_compiler_fits_type",
             ),
             models.CheckConstraint(condition=Q(generation__gte=0), name="project_generation_nonnegative"),
@@ -107,9 +106,7 @@ class SnapshotPin(models.Model):
             GinIndex(fields=["digests"], name="pin_digests"),
             models.Index(fields=["expires_at"], name="pin_expiry"),
         ]
-        constraints = [
-            models.CheckConstraint(condition=Q(expires_at__gt=F("created_at")), name="pin_expires_later")
-        ]
+        constraints = [models.CheckConstraint(condition=Q(expires_at__gt=F("created_at")), name="pin_expires_later")]
 
     def __str__(self) -> str:
         return f"pin {self.id} g{self.generation}"

@@ -27,9 +27,7 @@ def path_normalize(raw: str) -> str:
     if not isinstance(raw, str) or raw == "":
         raise InvalidPath("A path must not be empty.", details={"rule": "empty"})
     if any(ord(char) < 0x20 or ord(char) == 0x7F for char in raw):
-        raise InvalidPath(
-            "A path must not contain control characters.", details={"rule": "control_character"}
-        )
+        raise InvalidPath("A path must not contain control characters.", details={"rule": "control_character"})
     if "\\" in raw:
         raise InvalidPath("Use '/' to separate folders.", details={"rule": "backslash"})
     if any(0xD800 <= ord(char) <= 0xDFFF for char in raw):
@@ -40,9 +38,7 @@ def path_normalize(raw: str) -> str:
     segments = path.split("/")
     for segment in segments:
         if segment in ("", ".", ".."):
-            raise InvalidPath(
-                "A path must not contain empty, '.' or '..' segments.", details={"rule": "segment"}
-            )
+            raise InvalidPath("A path must not contain empty, '.' or '..' segments.", details={"rule": "segment"})
         if len(segment.encode()) > MAX_SEGMENT_BYTES:
             raise InvalidPath("A path segment is longer than 255 bytes.", details={"rule": "segment_length"})
     if len(path.encode()) > MAX_PATH_BYTES:

@@ -12,9 +12,7 @@ def projects_visible_to(*, user_id: int) -> list[Project]:
     return list(Project.objects.filter(pk__in=ids).order_by("-created_at", "pk"))
 
 
-def project_for(
-    *, user_id: int | None, project_id: uuid.UUID, permission: str = access.Permission.VIEW
-) -> Project:
+def project_for(*, user_id: int | None, project_id: uuid.UUID, permission: str = access.Permission.VIEW) -> Project:
     """The project, if the principal holds ``permission``; 404 when not visible, 403 when not allowed."""
     access.permission_require(user_id=user_id, project_id=project_id, permission=permission)
     project = Project.objects.filter(pk=project_id).first()

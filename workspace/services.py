@@ -83,9 +83,7 @@ def _mutated(project: Project, now: datetime, *, files: int = 0, size_bytes: int
     project.file_count += files
     project.total_bytes += size_bytes
     if project.file_count > limits.max_files_per_project():
-        raise ProjectFull(
-            "The project already has the most files allowed.", details={"limit": project.file_count - 1}
-        )
+        raise ProjectFull("The project already has the most files allowed.", details={"limit": project.file_count - 1})
     if project.total_bytes > limits.max_project_bytes():
         raise ProjectFull(
             "The project would exceed its total size limit.",
@@ -210,19 +208,13 @@ def project_create(
 ) -> Project:
     """Create a project owned by ``actor_id``, optionally with starter content that compiles."""
     if project_type not in ProjectType.values:
-        raise InvalidSettings(
-            f"Unknown project type {project_type!r}.", details={"allowed": ProjectType.values}
-        )
+        raise InvalidSettings(f"Unknown project type {project_type!r}.", details={"allowed": ProjectType.values})
     name = name.strip()
     if not name:
         raise InvalidSettings("A project needs a name.")
-    entry_path, compiler = settings_validate(
-        project_type, entry_path or DEFAULT_ENTRY[project_type], compiler or ""
-    )
+    entry_path, compiler = settings_validate(project_type, entry_path or DEFAULT_ENTRY[project_type], compiler or "")
     starter_files = (
-        [text_prepare(path=path, text=text) for path, text in STARTERS[project_type].items()]
-        if starter
-        else []
+        [text_prepare(path=path, text=text) for path, text in STARTERS[project_type].items()] if starter else []
     )
     with transaction.atomic():
         project = Project.objects.create(

@@ -56,9 +56,7 @@ def snapshot_freeze(*, project_id: uuid.UUID, pin_ttl: timedelta = DEFAULT_PIN_T
         raise RuntimeError("snapshot_freeze must run inside the capture transaction")
     project = fence_enter(project_id)
     rows = (
-        ProjectFile.objects.filter(project=project)
-        .order_by("path")
-        .values_list("path", "kind", "size_bytes", "sha256")
+        ProjectFile.objects.filter(project=project).order_by("path").values_list("path", "kind", "size_bytes", "sha256")
     )
     files = tuple(FrozenFile(*row) for row in rows)
     now = timezone.now()
@@ -88,9 +86,7 @@ def snapshot_contents(snapshot: FrozenSnapshot) -> Iterator[tuple[FrozenFile, by
     for start in range(0, len(texts), TEXT_BATCH):
         batch = texts[start : start + TEXT_BATCH]
         contents = dict(
-            TextContent.objects.filter(sha256__in={file.sha256 for file in batch}).values_list(
-                "sha256", "content"
-            )
+            TextContent.objects.filter(sha256__in={file.sha256 for file in batch}).values_list("sha256", "content")
         )
         for file in batch:
             if file.sha256 not in contents:
@@ -105,9 +101,7 @@ def snapshot_contents(snapshot: FrozenSnapshot) -> Iterator[tuple[FrozenFile, by
         except FileNotFoundError as exc:
             raise PinnedContentMissing(details={"path": file.path}) from exc
         if hashlib.sha256(data).hexdigest() != file.sha256:
-            raise PinnedContentMissing(
-                "Stored asset bytes do not match their digest.", details={"path": file.path}
-            )
+            raise PinnedContentMissing("Stored asset bytes do not match their digest.", details={"path": file.path})
         yield file, data
 
 

@@ -65,18 +65,14 @@ def project_new(request):
                 actor_id=request.user.pk,
                 name=request.POST.get("name", ""),
                 project_type=request.POST.get("type", ""),
-                compiler=(request.POST.get("compiler") or None)
-                if request.POST.get("type") == "latex"
-                else None,
+                compiler=(request.POST.get("compiler") or None) if request.POST.get("type") == "latex" else None,
                 starter=True,
             )
         except QuireError as exc:
             messages.error(request, exc.message)
         else:
             return redirect("workspace:project-detail", project_id=project.pk)
-    return render(
-        request, "workspace/project_new.html", {"types": ProjectType.choices, "compilers": Compiler.choices}
-    )
+    return render(request, "workspace/project_new.html", {"types": ProjectType.choices, "compilers": Compiler.choices})
 
 
 @login_required
@@ -93,9 +89,7 @@ def project_detail(request, project_id: uuid.UUID):
         "selected": selected,
         "selected_text": selectors.text_of(selected) if selected and selected.kind == FileKind.TEXT else None,
         "role": role,
-        "can_edit": access.permission_check(
-            user_id=request.user.pk, project_id=project.pk, permission="edit"
-        ),
+        "can_edit": access.permission_check(user_id=request.user.pk, project_id=project.pk, permission="edit"),
         "can_manage": access.permission_check(
             user_id=request.user.pk, project_id=project.pk, permission="manage_members"
         ),
@@ -118,9 +112,7 @@ def file_upload(request, project_id: uuid.UUID):
     last_path = None
     for upload in uploads:
         path = f"{folder}/{upload.name}" if folder else upload.name
-        file, _ = services.file_write(
-            actor_id=request.user.pk, project_id=project_id, path=path, data=upload.read()
-        )
+        file, _ = services.file_write(actor_id=request.user.pk, project_id=project_id, path=path, data=upload.read())
         last_path = file.path
     messages.success(request, f"Uploaded {len(uploads)} file{'s' if len(uploads) != 1 else ''}.")
     return redirect(f"{_project_url(request, project_id)}?file={last_path}")

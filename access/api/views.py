@@ -18,9 +18,7 @@ class MemberListApi(APIView):
         tags=["members"],
     )
     def get(self, request, project_id: uuid.UUID):
-        services.permission_require(
-            user_id=request.user.pk, project_id=project_id, permission=Permission.VIEW
-        )
+        services.permission_require(user_id=request.user.pk, project_id=project_id, permission=Permission.VIEW)
         grants = selectors.grants_of_project(project_id=project_id)
         data = [{"username": grant.user.username, "role": grant.role} for grant in grants]
         return Response(MemberOutputSerializer(data, many=True).data)
@@ -34,17 +32,13 @@ class MemberListApi(APIView):
     def post(self, request, project_id: uuid.UUID):
         payload = MemberSetInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        grant, created = services.member_set(
-            actor_id=request.user.pk, project_id=project_id, **payload.validated_data
-        )
+        grant, created = services.member_set(actor_id=request.user.pk, project_id=project_id, **payload.validated_data)
         body = MemberOutputSerializer({"username": grant.user.username, "role": grant.role}).data
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 class MemberDeleteApi(APIView):
-    @extend_schema(
-        operation_id="project_members_remove", responses={204: None, **ERROR_RESPONSES}, tags=["members"]
-    )
+    @extend_schema(operation_id="project_members_remove", responses={204: None, **ERROR_RESPONSES}, tags=["members"])
     def delete(self, request, project_id: uuid.UUID, username: str):
         services.member_remove(actor_id=request.user.pk, project_id=project_id, username=username)
         return Response(status=status.HTTP_204_NO_CONTENT)

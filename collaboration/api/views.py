@@ -41,12 +41,8 @@ class DocumentUpdateApi(APIView):
     )
     def post(self, request, project_id: uuid.UUID, path: str):
         update = raw_body(request, limit_bytes=services.MAX_UPDATE_BYTES, accept=YJS_MEDIA_TYPES)
-        accepted = services.update_accept(
-            actor_id=request.user.pk, project_id=project_id, path=path, update=update
-        )
-        return Response(
-            {"seq": accepted.seq, "text_sha256": accepted.text_sha256, "changed": accepted.changed}
-        )
+        accepted = services.update_accept(actor_id=request.user.pk, project_id=project_id, path=path, update=update)
+        return Response({"seq": accepted.seq, "text_sha256": accepted.text_sha256, "changed": accepted.changed})
 
 
 class DocumentStateApi(APIView):

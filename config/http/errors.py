@@ -34,9 +34,7 @@ def error_body(code: str, message: str, details: dict | None = None) -> dict:
 def exception_handler(exc: Exception, context: dict) -> Response | None:
     """DRF's exception hook: map every anticipated failure to the one error shape."""
     if isinstance(exc, QuireError):
-        return Response(
-            error_body(exc.code, exc.message, exc.details), status=exc.status_code, headers=exc.headers
-        )
+        return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code, headers=exc.headers)
     if isinstance(exc, Http404):
         return Response(error_body("not_found", "Not found."), status=404)
     if isinstance(exc, DjangoPermissionDenied):

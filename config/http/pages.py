@@ -19,7 +19,5 @@ def not_found(request, exception=None):
 
 def server_error(request):
     if _is_api(request):
-        return json_error_response(
-            "internal_error", "Something went wrong on our side; it has been logged.", 500
-        )
+        return json_error_response("internal_error", "Something went wrong on our side; it has been logged.", 500)
     return render(request, "500.html", status=500)

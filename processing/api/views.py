@@ -115,9 +115,7 @@ class PptxImportCreateApi(APIView):
         parameters=[
             IDEMPOTENCY_KEY,
             OpenApiParameter("filename", required=True, description="The presentation's file name."),
-            OpenApiParameter(
-                "input_profile", required=False, description="A profile the distribution declares."
-            ),
+            OpenApiParameter("input_profile", required=False, description="A profile the distribution declares."),
         ],
         request={PPTX_MEDIA_TYPES[0]: OpenApiTypes.BINARY},
         responses={
@@ -144,9 +142,7 @@ class PptxImportCreateApi(APIView):
 
 
 class CapabilitiesApi(APIView):
-    @extend_schema(
-        operation_id="processing_capabilities", responses={200: CapabilitiesSerializer}, tags=["processing"]
-    )
+    @extend_schema(operation_id="processing_capabilities", responses={200: CapabilitiesSerializer}, tags=["processing"])
     def get(self, request):
         return Response(CapabilitiesSerializer({"capabilities": capabilities.capabilities_list()}).data)
 
@@ -160,9 +156,7 @@ class ProjectCapabilitiesApi(APIView):
     def get(self, request, project_id: uuid.UUID):
         from workspace import facade as workspace
 
-        access.permission_require(
-            user_id=request.user.pk, project_id=project_id, permission=access.Permission.VIEW
-        )
+        access.permission_require(user_id=request.user.pk, project_id=project_id, permission=access.Permission.VIEW)
         project = workspace.project_describe(project_id=project_id)
         if project is None:
             raise access.ProjectNotFound()
@@ -199,9 +193,7 @@ class JobListApi(APIView):
         )  # fmt: skip
         principal = access.principal_describe(user_id=request.user.pk)
         context = {"usernames": {request.user.pk: principal.username if principal else ""}}
-        return Response(
-            {"jobs": JobSerializer(jobs, many=True, context=context).data, "next_cursor": next_cursor}
-        )
+        return Response({"jobs": JobSerializer(jobs, many=True, context=context).data, "next_cursor": next_cursor})
 
 
 class JobDetailApi(APIView):
@@ -261,6 +253,4 @@ class JobDiagnosticsApi(APIView):
         job = selectors.job_visible(user_id=request.user.pk, job_id=job_id)
         if "application/json" in request.headers.get("Accept", ""):
             return Response({"log": job.diagnostic_log, "entries": job.diagnostics})
-        return HttpResponse(
-            job.diagnostic_log, content_type="text/plain; charset=utf-8", status=status.HTTP_200_OK
-        )
+        return HttpResponse(job.diagnostic_log, content_type="text/plain; charset=utf-8", status=status.HTTP_200_OK)

@@ -58,9 +58,7 @@ class JobQuerySet(models.QuerySet):
         return self.filter(state__in=TERMINAL_STATES)
 
     def claimable(self, *, now):
-        return self.filter(state=JobState.QUEUED).filter(
-            Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now)
-        )
+        return self.filter(state=JobState.QUEUED).filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
 
 
 class ProcessingJob(models.Model):
@@ -76,9 +74,7 @@ class ProcessingJob(models.Model):
     options_digest = models.CharField(max_length=64)
     input_profile = models.CharField(max_length=32, blank=True, default="")
     input_filename = models.CharField(max_length=255, blank=True, default="")
-    input_blob = models.ForeignKey(
-        ProcessingBlob, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
-    )
+    input_blob = models.ForeignKey(ProcessingBlob, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     input_digest = models.CharField(max_length=64, blank=True, default="")
     processor_contract = models.CharField(max_length=255, blank=True, default="")
     cache_hit = models.BooleanField(default=False)
@@ -148,9 +144,7 @@ class ProcessingJob(models.Model):
                 condition=Q(state__in=list(ACTIVE_STATES)),
                 name="job_active_by_project",
             ),
-            models.Index(
-                fields=["deadline_at"], condition=Q(state__in=["preparing", "queued"]), name="job_deadline"
-            ),
+            models.Index(fields=["deadline_at"], condition=Q(state__in=["preparing", "queued"]), name="job_deadline"),
             models.Index(
                 fields=["finalization_expires_at"],
                 condition=Q(state="finalizing"),
@@ -166,9 +160,7 @@ class ProcessingJob(models.Model):
                 condition=Q(state="succeeded"),
                 name="job_reuse_requester",
             ),
-            models.Index(
-                fields=["completed_at"], condition=Q(completed_at__isnull=False), name="job_retention"
-            ),
+            models.Index(fields=["completed_at"], condition=Q(completed_at__isnull=False), name="job_retention"),
         ]
 
     def __str__(self) -> str:
@@ -182,16 +174,12 @@ class ProcessingJob(models.Model):
 class TerminalCommit(models.Model):
     """One row per job that reached a terminal state: the database forbids a second terminal commit."""
 
-    job = models.OneToOneField(
-        ProcessingJob, primary_key=True, on_delete=models.CASCADE, related_name="terminal"
-    )
+    job = models.OneToOneField(ProcessingJob, primary_key=True, on_delete=models.CASCADE, related_name="terminal")
     state = models.CharField(max_length=16, choices=JobState.choices)
     committed_at = models.DateTimeField()
 
     class Meta:
-        constraints = [
-            models.CheckConstraint(condition=Q(state__in=list(TERMINAL_STATES)), name="terminal_state_only")
-        ]
+        constraints = [models.CheckConstraint(condition=Q(state__in=list(TERMINAL_STATES)), name="terminal_state_only")]
 
     def __str__(self) -> str:
         return f"{self.job_id} → {self.state}"
@@ -220,9 +208,7 @@ class ProcessingAttempt(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["job", "number"], name="attempt_number_unique_per_job"),
-            models.UniqueConstraint(
-                fields=["job"], condition=Q(state="running"), name="attempt_one_running_per_job"
-            ),
+            models.UniqueConstraint(fields=["job"], condition=Q(state="running"), name="attempt_one_running_per_job"),
             models.UniqueConstraint(
                 fields=["job"], condition=Q(state="delivered"), name="attempt_one_delivered_per_job"
             ),
@@ -235,9 +221,7 @@ class ProcessingAttempt(models.Model):
             ),
         ]
         indexes = [
-            models.Index(
-                fields=["lease_expires_at"], condition=Q(state="running"), name="attempt_lease_expiry"
-            ),
+            models.Index(fields=["lease_expires_at"], condition=Q(state="running"), name="attempt_lease_expiry"),
             models.Index(
                 fields=["session", "operation"],
                 condition=Q(state="running"),
@@ -268,9 +252,7 @@ class StagedOutput(_OutputFields):
     attempt = models.ForeignKey(ProcessingAttempt, on_delete=models.CASCADE, related_name="staged")
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["attempt", "role"], name="staged_one_per_role_per_attempt")
-        ]
+        constraints = [models.UniqueConstraint(fields=["attempt", "role"], name="staged_one_per_role_per_attempt")]
 
     def __str__(self) -> str:
         return f"{self.attempt_id}:{self.role}"
@@ -305,9 +287,7 @@ class IdempotencyReservation(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["actor_id", "endpoint", "key"], name="idempotency_key_unique_in_scope"
-            )
+            models.UniqueConstraint(fields=["actor_id", "endpoint", "key"], name="idempotency_key_unique_in_scope")
         ]
         indexes = [models.Index(fields=["expires_at"], name="idempotency_expiry")]
 

@@ -18,9 +18,7 @@ class OutboxEvent(models.Model):
 
     class Meta:
         indexes = [
-            models.Index(
-                fields=["available_at", "id"], condition=Q(dispatched_at__isnull=True), name="outbox_pending"
-            ),
+            models.Index(fields=["available_at", "id"], condition=Q(dispatched_at__isnull=True), name="outbox_pending"),
         ]
 
     def __str__(self) -> str:

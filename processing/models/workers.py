@@ -15,9 +15,7 @@ class WorkerSession(models.Model):
     """A registered worker agent. Liveness comes from heartbeats; capacity is computed per claim."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    identity = models.CharField(
-        max_length=64, help_text="The deployment's worker identity it authenticated as."
-    )
+    identity = models.CharField(max_length=64, help_text="The deployment's worker identity it authenticated as.")
     instance = models.CharField(max_length=128)
     protocol_version = models.CharField(max_length=16)
     state = models.CharField(max_length=16, choices=SessionState.choices, default=SessionState.ACTIVE)
@@ -26,13 +24,9 @@ class WorkerSession(models.Model):
     expires_at = models.DateTimeField()
 
     class Meta:
-        constraints = [
-            models.CheckConstraint(condition=Q(state__in=SessionState.values), name="session_state_known")
-        ]
+        constraints = [models.CheckConstraint(condition=Q(state__in=SessionState.values), name="session_state_known")]
         indexes = [
-            models.Index(
-                fields=["expires_at"], condition=Q(state__in=["active", "draining"]), name="session_live"
-            )
+            models.Index(fields=["expires_at"], condition=Q(state__in=["active", "draining"]), name="session_live")
         ]
 
     def __str__(self) -> str:
@@ -70,9 +64,7 @@ class TransferTicket(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     secret_sha256 = models.CharField(max_length=64)
     kind = models.CharField(max_length=16, choices=TransferKind.choices)
-    attempt = models.ForeignKey(
-        "processing.ProcessingAttempt", on_delete=models.CASCADE, related_name="tickets"
-    )
+    attempt = models.ForeignKey("processing.ProcessingAttempt", on_delete=models.CASCADE, related_name="tickets")
     role = models.CharField(max_length=32, blank=True, default="")
     media_type = models.CharField(max_length=128, blank=True, default="")
     filename = models.CharField(max_length=255, blank=True, default="")
@@ -86,9 +78,7 @@ class TransferTicket(models.Model):
     expires_at = models.DateTimeField()
 
     class Meta:
-        constraints = [
-            models.CheckConstraint(condition=Q(kind__in=TransferKind.values), name="ticket_kind_known")
-        ]
+        constraints = [models.CheckConstraint(condition=Q(kind__in=TransferKind.values), name="ticket_kind_known")]
         indexes = [models.Index(fields=["expires_at"], name="ticket_expiry")]
 
     def __str__(self) -> str:
@@ -109,9 +99,7 @@ class WorkerRequest(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["identity", "request_id"], name="worker_request_unique_per_identity"
-            )
+            models.UniqueConstraint(fields=["identity", "request_id"], name="worker_request_unique_per_identity")
         ]
         indexes = [models.Index(fields=["expires_at"], name="worker_request_expiry")]
 

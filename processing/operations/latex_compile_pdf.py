@@ -12,9 +12,7 @@ class LatexBuildOptions:
 
     compiler: str | None = None
 
-    CHOICES: ClassVar[dict[str, frozenset[str]]] = {
-        "compiler": frozenset({"pdflatex", "xelatex", "lualatex"})
-    }
+    CHOICES: ClassVar[dict[str, frozenset[str]]] = {"compiler": frozenset({"pdflatex", "xelatex", "lualatex"})}
 
     @classmethod
     def parse(cls, payload):

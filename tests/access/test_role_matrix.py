@@ -49,9 +49,7 @@ def _write(client, project, action: str):
         "delete_file": lambda: client.delete(f"{url}/files/main.tex"),
         "move_file": lambda: client.patch(f"{url}/files/main.tex", {"path": "other.tex"}, format="json"),
         "settings": lambda: client.patch(url, {"name": "renamed"}, format="json"),
-        "add_member": lambda: client.post(
-            f"{url}/members", {"username": "nobody", "role": "viewer"}, format="json"
-        ),
+        "add_member": lambda: client.post(f"{url}/members", {"username": "nobody", "role": "viewer"}, format="json"),
         "delete_project": lambda: client.delete(url),
     }[action]()
 
@@ -59,9 +57,7 @@ def _write(client, project, action: str):
 EDITOR_ALLOWED = {"put_file", "delete_file", "move_file", "settings"}
 
 
-@pytest.mark.parametrize(
-    "action", ["put_file", "delete_file", "move_file", "settings", "add_member", "delete_project"]
-)
+@pytest.mark.parametrize("action", ["put_file", "delete_file", "move_file", "settings", "add_member", "delete_project"])
 @pytest.mark.parametrize("role", ["editor", "viewer"])
 def test_write_actions_follow_the_role(member_client, project, role, action):
     generation = project.generation
@@ -132,9 +128,7 @@ def test_a_revoked_token_is_refused(owner, project):
     assert response.json()["error"]["code"] == "authentication_failed"
 
 
-@pytest.mark.parametrize(
-    "header", ["Bearer", "Bearer quire_nope", "Bearer a, Bearer b", "Bearer " + "x" * 5000]
-)
+@pytest.mark.parametrize("header", ["Bearer", "Bearer quire_nope", "Bearer a, Bearer b", "Bearer " + "x" * 5000])
 def test_bad_bearer_tokens_get_401(header):
     from rest_framework.test import APIClient
 

@@ -86,17 +86,13 @@ def test_compaction_does_not_change_the_projected_text(owner_client, owner, proj
 
 def test_accepting_an_update_bumps_the_generation(owner_client, project):
     generation = Project.objects.get(pk=project.pk).generation
-    client = _client_from_state(
-        owner_client.get(f"/v1/projects/{project.pk}/documents/main.tex/state").content
-    )
+    client = _client_from_state(owner_client.get(f"/v1/projects/{project.pk}/documents/main.tex/state").content)
     _post_update(owner_client, project, _edit(client, lambda text: text.insert(0, "x")))
     assert Project.objects.get(pk=project.pk).generation == generation + 1
 
 
 def test_a_retried_update_is_acknowledged_without_being_stored_twice(owner_client, project):
-    client = _client_from_state(
-        owner_client.get(f"/v1/projects/{project.pk}/documents/main.tex/state").content
-    )
+    client = _client_from_state(owner_client.get(f"/v1/projects/{project.pk}/documents/main.tex/state").content)
     update = _edit(client, lambda text: text.insert(0, "once "))
     first = _post_update(owner_client, project, update).json()
     again = _post_update(owner_client, project, update).json()
@@ -142,9 +138,7 @@ def test_a_raw_put_is_reconciled_into_the_log(owner_client, project):
 
 
 def test_editor_save_records_a_server_update(owner, project):
-    accepted = services.text_edit(
-        actor_id=owner.pk, project_id=project.pk, path="main.tex", text="new text\n"
-    )
+    accepted = services.text_edit(actor_id=owner.pk, project_id=project.pk, path="main.tex", text="new text\n")
     assert accepted.changed
     assert AcceptedUpdate.objects.filter(log__file_id=_file_id(project), origin="server").exists()
     assert services.projection_read(file_id=_file_id(project)) == "new text\n"

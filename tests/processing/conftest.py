@@ -25,6 +25,4 @@ def _deployment(configure_deployment, settings):
 
 
 def submit_build(client, project, *, key="key-1", body=None):
-    return client.post(
-        f"/v1/projects/{project.pk}/builds", body or {}, format="json", HTTP_IDEMPOTENCY_KEY=key
-    )
+    return client.post(f"/v1/projects/{project.pk}/builds", body or {}, format="json", HTTP_IDEMPOTENCY_KEY=key)

@@ -52,9 +52,7 @@ def test_community_distribution_hides_pptx_operations(owner_client, configure_de
     assert "typst.export.pptx/v1" not in states and "pptx.import.typst/v1" not in states
 
 
-def test_extended_distribution_shows_pptx_operations_with_profiles(
-    owner_client, configure_deployment, settings
-):
+def test_extended_distribution_shows_pptx_operations_with_profiles(owner_client, configure_deployment, settings):
     configure_deployment(operations=[LATEX, "typst.export.pptx/v1", "pptx.import.typst/v1"])
     settings.QUIRE_DISTRIBUTION = "extended"
     body = owner_client.get("/v1/processing/capabilities").json()["capabilities"]
@@ -70,9 +68,7 @@ def test_project_capabilities_filter_by_project_type(owner_client, owner, config
     latex, typst = ProjectFactory(owner=owner), ProjectFactory(owner=owner, project_type="typst")
 
     assert set(_states(owner_client, f"/v1/projects/{latex.pk}/processing/capabilities")) == {LATEX}
-    assert set(_states(owner_client, f"/v1/projects/{typst.pk}/processing/capabilities")) == {
-        "typst.export.pptx/v1"
-    }
+    assert set(_states(owner_client, f"/v1/projects/{typst.pk}/processing/capabilities")) == {"typst.export.pptx/v1"}
 
 
 def test_project_capabilities_of_an_invisible_project_are_404(api_client_for, project):

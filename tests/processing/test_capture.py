@@ -76,9 +76,7 @@ def test_the_bundle_layout_and_manifest(owner):
 
 def test_bundles_do_not_depend_on_insertion_order():
     def build(order):
-        files = [
-            BundleFile.of(path, "asset" if path.endswith(".png") else "text", FILES[path]) for path in order
-        ]
+        files = [BundleFile.of(path, "asset" if path.endswith(".png") else "text", FILES[path]) for path in order]
         manifest = manifest_build(
             project_type="latex", entry_path="main.tex", settings={"compiler": "pdflatex"},
             generation=4, source_epoch=1_700_000_000, files=files,
@@ -108,9 +106,7 @@ def test_capture_under_continuous_editing_is_always_one_generation(owner):
             while not stop.is_set():
                 k += 1
                 path = "odd.tex" if k % 2 else "even.tex"
-                workspace_services.file_write(
-                    actor_id=owner.pk, project_id=project.pk, path=path, data=str(k).encode()
-                )
+                workspace_services.file_write(actor_id=owner.pk, project_id=project.pk, path=path, data=str(k).encode())
         except BaseException as exc:
             errors.append(exc)
         finally:
@@ -146,9 +142,7 @@ def test_edits_proceed_while_the_bundle_is_being_built(owner, monkeypatch):
     def build_while_someone_edits(manifest, files):
         def edit():
             try:
-                workspace_services.file_write(
-                    actor_id=owner.pk, project_id=project.pk, path="main.tex", data=b"new"
-                )
+                workspace_services.file_write(actor_id=owner.pk, project_id=project.pk, path="main.tex", data=b"new")
                 edit_done.set()
             finally:
                 connection.close()

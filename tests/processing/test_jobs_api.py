@@ -88,9 +88,7 @@ def test_even_a_project_colleague_does_not_see_my_jobs(api_client_for, owner_cli
 def test_diagnostics_as_text_and_json(owner_client, succeeded):
     text = owner_client.get(f"/v1/processing/jobs/{succeeded.pk}/diagnostics")
     assert text["Content-Type"].startswith("text/plain") and text.content == b"build log"
-    structured = owner_client.get(
-        f"/v1/processing/jobs/{succeeded.pk}/diagnostics", HTTP_ACCEPT="application/json"
-    )
+    structured = owner_client.get(f"/v1/processing/jobs/{succeeded.pk}/diagnostics", HTTP_ACCEPT="application/json")
     assert structured.json() == {"log": "build log", "entries": []}
 
 
@@ -111,9 +109,7 @@ def test_cancelling_a_running_job_requests_it(owner_client, project):
 
     body = owner_client.post(f"/v1/processing/jobs/{job_id}/cancel").json()
 
-    assert (
-        body["state"] == "running" and body["cancellation_requested"] is True and body["cancellable"] is False
-    )
+    assert body["state"] == "running" and body["cancellation_requested"] is True and body["cancellable"] is False
 
 
 def test_cancelling_a_finished_job_returns_it_unchanged(owner_client, succeeded):
@@ -140,9 +136,7 @@ def test_job_list_filters_and_pages_with_a_cursor(owner_client, owner, project):
     assert [job["id"] for job in by_project] == [other_id]
 
 
-@pytest.mark.parametrize(
-    "query", ["state=everything", "project_id=not-a-uuid", "limit=many", "cursor=%25%25%25"]
-)
+@pytest.mark.parametrize("query", ["state=everything", "project_id=not-a-uuid", "limit=many", "cursor=%25%25%25"])
 def test_bad_list_parameters_are_400(owner_client, query):
     response = owner_client.get(f"/v1/processing/jobs?{query}")
     assert response.status_code == 400
@@ -189,8 +183,7 @@ def test_deleting_one_job_keeps_bytes_another_still_uses(owner_client, project, 
     assert ProcessingBlob.objects.filter(pk=blob_id).exists()
     assert (
         owner_client.get(
-            f"/v1/processing/jobs/{hit_id}/artifacts/"
-            f"{ProcessingArtifact.objects.get(job_id=hit_id, role='pdf').pk}"
+            f"/v1/processing/jobs/{hit_id}/artifacts/{ProcessingArtifact.objects.get(job_id=hit_id, role='pdf').pk}"
         ).status_code
         == 200
     )

@@ -61,9 +61,7 @@ def test_cancelling_a_queued_job_races_a_claim_with_one_winner(api_client_for, o
         if job.state == JobState.CANCELLED:
             assert attempts == 0, f"round {round_number}: cancelled, yet an attempt exists"
         else:
-            assert (job.state, attempts) == (JobState.RUNNING, 1), (
-                f"round {round_number}: {job.state}/{attempts}"
-            )
+            assert (job.state, attempts) == (JobState.RUNNING, 1), f"round {round_number}: {job.state}/{attempts}"
             assert job.cancellation_requested, "a cancel that lost the race becomes a request to the worker"
         seen.add(job.state)
     assert seen <= {JobState.CANCELLED, JobState.RUNNING}
@@ -112,9 +110,7 @@ def test_concurrent_claimers_never_share_a_job(api_client_for, owner, configure_
     assert max(per_session.values()) <= 4
 
 
-def test_concurrent_claimers_respect_the_requesters_running_limit(
-    api_client_for, owner, configure_deployment
-):
+def test_concurrent_claimers_respect_the_requesters_running_limit(api_client_for, owner, configure_deployment):
     from tests.factories import UserFactory
 
     configure_deployment(limits={"running_jobs_per_requester": 2})
@@ -122,9 +118,7 @@ def test_concurrent_claimers_respect_the_requesters_running_limit(
     for index in range(6):
         submit_build(busy_client, ProjectFactory(owner=owner, starter=True), key=f"busy{index}")
     patient = UserFactory()
-    patient_job = submit_build(
-        api_client_for(patient), ProjectFactory(owner=patient, starter=True), key="p"
-    ).json()
+    patient_job = submit_build(api_client_for(patient), ProjectFactory(owner=patient, starter=True), key="p").json()
     sessions = [WorkerSessionFactory(processors={LATEX: 8}) for _ in range(3)]
     claims = []
     lock = threading.Lock()

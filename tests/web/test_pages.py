@@ -61,9 +61,7 @@ def test_upload_rename_and_delete(browser, project):
     browser.post(f"/projects/{project.pk}/upload", {"files": [upload], "folder": "figures"})
     assert ProjectFile.objects.filter(project=project, path="figures/plot.png", kind="asset").exists()
 
-    browser.post(
-        f"/projects/{project.pk}/files/rename", {"path": "figures/plot.png", "new_path": "img/plot.png"}
-    )
+    browser.post(f"/projects/{project.pk}/files/rename", {"path": "figures/plot.png", "new_path": "img/plot.png"})
     assert ProjectFile.objects.filter(project=project, path="img/plot.png").exists()
 
     browser.post(f"/projects/{project.pk}/files/delete", {"path": "img/plot.png"})
@@ -103,9 +101,7 @@ def test_viewer_sees_a_read_only_editor(project, owner):
     client.force_login(viewer)
     page = client.get(f"/projects/{project.pk}/").content.decode()
     assert "readonly" in page and "Upload files" not in page
-    response = client.post(
-        f"/projects/{project.pk}/documents/save", {"path": "main.tex", "text": "x"}, follow=True
-    )
+    response = client.post(f"/projects/{project.pk}/documents/save", {"path": "main.tex", "text": "x"}, follow=True)
     assert "does not allow" in response.content.decode()
 
 

@@ -64,9 +64,7 @@ def test_invalid_utf8_in_a_text_document_is_refused(owner_client, project, state
 def test_oversized_text_document_is_413(owner_client, project, state, settings):
     settings.WORKSPACE_MAX_TEXT_BYTES = 1024
     before = state()
-    response = owner_client.put(
-        f"/v1/projects/{project.pk}/files/big.tex", b"a" * 1025, content_type="text/plain"
-    )
+    response = owner_client.put(f"/v1/projects/{project.pk}/files/big.tex", b"a" * 1025, content_type="text/plain")
     _assert_refused(response, 413, "file_too_large")
     assert state() == before
 
@@ -153,9 +151,7 @@ def test_entry_path_must_fit_the_type(owner_client, project, state):
 def test_moving_onto_an_existing_path_is_409(owner_client, project, state):
     owner_client.put(f"/v1/projects/{project.pk}/files/other.tex", b"x", content_type="text/plain")
     before = state()
-    response = owner_client.patch(
-        f"/v1/projects/{project.pk}/files/other.tex", {"path": "main.tex"}, format="json"
-    )
+    response = owner_client.patch(f"/v1/projects/{project.pk}/files/other.tex", {"path": "main.tex"}, format="json")
     _assert_refused(response, 409, "path_exists")
     assert state() == before
 
@@ -165,9 +161,7 @@ def test_a_file_cannot_shadow_a_folder(owner_client, project, state):
     before = state()
     response = owner_client.put(f"/v1/projects/{project.pk}/files/chapters", b"x", content_type="text/plain")
     _assert_refused(response, 409, "path_conflict")
-    response = owner_client.put(
-        f"/v1/projects/{project.pk}/files/main.tex/inner.tex", b"x", content_type="text/plain"
-    )
+    response = owner_client.put(f"/v1/projects/{project.pk}/files/main.tex/inner.tex", b"x", content_type="text/plain")
     _assert_refused(response, 409, "path_conflict")
     assert state() == before
 
@@ -175,9 +169,7 @@ def test_a_file_cannot_shadow_a_folder(owner_client, project, state):
 def test_file_count_limit(owner_client, project, state, settings):
     settings.WORKSPACE_MAX_FILES = project.file_count
     before = state()
-    response = owner_client.put(
-        f"/v1/projects/{project.pk}/files/one-more.tex", b"x", content_type="text/plain"
-    )
+    response = owner_client.put(f"/v1/projects/{project.pk}/files/one-more.tex", b"x", content_type="text/plain")
     _assert_refused(response, 409, "project_limit_reached")
     assert state() == before
 
@@ -185,9 +177,7 @@ def test_file_count_limit(owner_client, project, state, settings):
 def test_project_size_limit(owner_client, project, state, settings):
     settings.WORKSPACE_MAX_PROJECT_BYTES = project.total_bytes + 10
     before = state()
-    response = owner_client.put(
-        f"/v1/projects/{project.pk}/files/pad.txt", b"x" * 11, content_type="text/plain"
-    )
+    response = owner_client.put(f"/v1/projects/{project.pk}/files/pad.txt", b"x" * 11, content_type="text/plain")
     _assert_refused(response, 409, "project_limit_reached")
     assert state() == before
 
@@ -197,10 +187,7 @@ def test_nfd_spelling_replaces_the_nfc_file_instead_of_duplicating(owner_client,
 
     nfc, nfd = unicodedata.normalize("NFC", "café.tex"), unicodedata.normalize("NFD", "café.tex")
     assert (
-        owner_client.put(
-            f"/v1/projects/{project.pk}/files/{nfc}", b"one", content_type="text/plain"
-        ).status_code
-        == 201
+        owner_client.put(f"/v1/projects/{project.pk}/files/{nfc}", b"one", content_type="text/plain").status_code == 201
     )
     response = owner_client.put(f"/v1/projects/{project.pk}/files/{nfd}", b"two", content_type="text/plain")
     assert response.status_code == 200
@@ -210,9 +197,7 @@ def test_nfd_spelling_replaces_the_nfc_file_instead_of_duplicating(owner_client,
 
 def test_unknown_kind_override_is_400(owner_client, project, state):
     before = state()
-    response = owner_client.put(
-        f"/v1/projects/{project.pk}/files/a.dat?kind=video", b"x", content_type="text/plain"
-    )
+    response = owner_client.put(f"/v1/projects/{project.pk}/files/a.dat?kind=video", b"x", content_type="text/plain")
     _assert_refused(response, 400, "invalid_settings")
     assert state() == before
 

@@ -8,9 +8,7 @@ class ProjectCreateInputSerializer(serializers.Serializer):
     type = serializers.ChoiceField(choices=ProjectType.choices)
     entry_path = serializers.CharField(max_length=1024, required=False)
     compiler = serializers.ChoiceField(choices=Compiler.choices, required=False)
-    starter = serializers.BooleanField(
-        required=False, default=False, help_text="Seed starter content that compiles."
-    )
+    starter = serializers.BooleanField(required=False, default=False, help_text="Seed starter content that compiles.")
 
 
 class ProjectUpdateInputSerializer(serializers.Serializer):

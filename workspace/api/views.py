@@ -31,9 +31,7 @@ FILE_WRITE_ERRORS = {
 
 
 class ProjectListCreateApi(APIView):
-    @extend_schema(
-        operation_id="projects_list", responses={200: ProjectOutputSerializer(many=True)}, tags=["projects"]
-    )
+    @extend_schema(operation_id="projects_list", responses={200: ProjectOutputSerializer(many=True)}, tags=["projects"])
     def get(self, request):
         projects = selectors.projects_visible_to(user_id=request.user.pk)
         return Response(ProjectOutputSerializer(projects, many=True).data)
@@ -78,14 +76,10 @@ class ProjectDetailApi(APIView):
     def patch(self, request, project_id: uuid.UUID):
         payload = ProjectUpdateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        project = services.project_update(
-            actor_id=request.user.pk, project_id=project_id, **payload.validated_data
-        )
+        project = services.project_update(actor_id=request.user.pk, project_id=project_id, **payload.validated_data)
         return Response(ProjectOutputSerializer(project).data)
 
-    @extend_schema(
-        operation_id="projects_destroy", responses={204: None, **ERROR_RESPONSES}, tags=["projects"]
-    )
+    @extend_schema(operation_id="projects_destroy", responses={204: None, **ERROR_RESPONSES}, tags=["projects"])
     def delete(self, request, project_id: uuid.UUID):
         services.project_delete(actor_id=request.user.pk, project_id=project_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -137,9 +131,7 @@ class FileDetailApi(APIView):
         tags=["files"],
     )
     def put(self, request, project_id: uuid.UUID, path: str):
-        access.permission_require(
-            user_id=request.user.pk, project_id=project_id, permission=access.Permission.EDIT
-        )
+        access.permission_require(user_id=request.user.pk, project_id=project_id, permission=access.Permission.EDIT)
         kind = request.query_params.get("kind") or None
         data = raw_body(request, limit_bytes=max(limits.max_asset_bytes(), limits.max_text_bytes()))
         file, created = services.file_write(

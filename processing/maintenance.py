@@ -1,0 +1,197 @@
+"""Reapers (architecture §11). Each step is idempotent and safe to run from several processes at once.
+
+Steps take work with ``FOR UPDATE SKIP LOCKED`` and then make guarded updates,
+so two reapers never both move the same row, a reaper killed mid-sweep leaves
+every row either done or untouched, and a worker that completes between a
+reaper's read and its update wins (the update no longer matches).
+"""
+
+import logging
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef, Q
+
+from processing.claims import db_now
+from processing.configuration import limits
+from processing.finalization import finalization_take_over, job_finalize
+from processing.models import (
+    AttemptState,
+    FailureClass,
+    IdempotencyReservation,
+    JobState,
+    ProcessingArtifact,
+    ProcessingAttempt,
+    ProcessingBlob,
+    ProcessingJob,
+    SessionState,
+    StagedOutput,
+    TransferTicket,
+    WorkerRequest,
+    WorkerSession,
+)
+from processing.models.jobs import TERMINAL_STATES
+from processing.retry import job_after_attempt
+from processing.transitions import job_transition
+
+logger = logging.getLogger(__name__)
+
+BATCH = 200
+STAGED_GRACE = timedelta(minutes=10)
+BLOB_GRACE = timedelta(hours=1)
+
+
+@dataclass
+class SweepReport:
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def add(self, step: str, count: int) -> None:
+        self.counts[step] = self.counts.get(step, 0) + count
+
+
+def sessions_expire() -> int:
+    now = db_now()
+    return WorkerSession.objects.filter(
+        state__in=[SessionState.ACTIVE, SessionState.DRAINING], expires_at__lte=now
+    ).update(state=SessionState.EXPIRED)
+
+
+def leases_expire() -> int:
+    """Mark running attempts whose lease passed as lost, and retry, cancel or fail their jobs."""
+    done = 0
+    limit = limits()
+    while True:
+        with transaction.atomic():
+            now = db_now()
+            attempt = (
+                ProcessingAttempt.objects.select_for_update(skip_locked=True)
+                .filter(state=AttemptState.RUNNING, lease_expires_at__lte=now)
+                .order_by("lease_expires_at")
+                .first()
+            )
+            if attempt is None:
+                return done
+            job = ProcessingJob.objects.select_for_update().get(pk=attempt.job_id)
+            lost = ProcessingAttempt.objects.filter(
+                pk=attempt.pk, state=AttemptState.RUNNING, lease_expires_at__lte=now
+            ).update(state=AttemptState.LOST, ended_at=now)
+            if lost and job.state == JobState.RUNNING:
+                context = {"job": str(job.pk), "attempt": attempt.number, "claim": str(attempt.claim_id)}
+                logger.warning("lease lost", extra={**context, "operation": job.operation})
+                job_after_attempt(
+                    job, failure_class=FailureClass.WORKER_INTERRUPTED, code="lease_expired",
+                    message="The worker stopped renewing its lease.", now=now, limit=limit,
+                )  # fmt: skip
+            done += lost
+
+
+def finalizations_recover() -> int:
+    """Finish jobs whose finalizer died: take a fresh token once the old lease expires, then finalize."""
+    done = 0
+    for job_id in ProcessingJob.objects.filter(
+        state=JobState.FINALIZING, finalization_expires_at__lte=db_now()
+    ).values_list("pk", flat=True)[:BATCH]:
+        token = finalization_take_over(job_id=job_id)
+        if token is not None:
+            logger.warning("recovering a stuck finalization", extra={"job": str(job_id)})
+            job_finalize(job_id=job_id, token=token)
+            done += 1
+    return done
+
+
+def deadlines_expire() -> int:
+    """Abandoned preparations and queue entries past their deadline become ``expired``."""
+    done = 0
+    for state in (JobState.PREPARING, JobState.QUEUED):
+        while True:
+            with transaction.atomic():
+                job = (
+                    ProcessingJob.objects.select_for_update(skip_locked=True)
+                    .filter(state=state, deadline_at__lte=db_now())
+                    .first()
+                )
+                if job is None:
+                    break
+                done += job_transition(job_id=job.pk, to=JobState.EXPIRED, only_from={state})
+    return done
+
+
+def records_expire() -> int:
+    now = db_now()
+    count = TransferTicket.objects.filter(expires_at__lte=now).delete()[0]
+    count += WorkerRequest.objects.filter(expires_at__lte=now).delete()[0]
+    return count + IdempotencyReservation.objects.filter(expires_at__lte=now).delete()[0]
+
+
+def staged_orphans_delete() -> int:
+    """Staged outputs of attempts that ended without delivery are never published: drop them."""
+    ended = [AttemptState.FAILED, AttemptState.LOST, AttemptState.RELEASED, AttemptState.CANCELLED]
+    cutoff = db_now() - STAGED_GRACE
+    delivered_elsewhere = Q(attempt__state=AttemptState.DELIVERED, attempt__job__state__in=TERMINAL_STATES)
+    return StagedOutput.objects.filter(
+        Q(attempt__state__in=ended, created_at__lte=cutoff) | (delivered_elsewhere & Q(created_at__lte=cutoff))
+    ).delete()[0]
+
+
+def retention_apply() -> int:
+    """Delete terminal jobs past retention (their attempts, artifacts, staged rows go with them)."""
+    cutoff = db_now() - timedelta(days=limits().retention_days)
+    ids = list(ProcessingJob.objects.terminal().filter(completed_at__lte=cutoff).values_list("pk", flat=True)[:BATCH])
+    return ProcessingJob.objects.filter(pk__in=ids).delete()[0] if ids else 0
+
+
+def blobs_collect() -> int:
+    """Delete blobs nothing references once their grace period has passed since last use."""
+    cutoff = db_now() - BLOB_GRACE
+    referenced = (
+        Exists(ProcessingJob.objects.filter(input_blob=OuterRef("pk")))
+        | Exists(ProcessingArtifact.objects.filter(blob=OuterRef("pk")))
+        | Exists(StagedOutput.objects.filter(blob=OuterRef("pk")))
+        | Exists(TransferTicket.objects.filter(blob=OuterRef("pk")))
+    )
+    ids = list(
+        ProcessingBlob.objects.filter(touched_at__lte=cutoff).exclude(referenced).values_list("pk", flat=True)[:BATCH]
+    )
+    if not ids:
+        return 0
+    with transaction.atomic(), connection.cursor() as cursor:
+        # Re-check inside the delete: a new reference or a touch since the read keeps the blob.
+        cursor.execute(
+            """
+            DELETE FROM processing_processingblob AS blob
+            WHERE blob.id = ANY(%s) AND blob.touched_at <= %s
+              AND NOT EXISTS (SELECT 1 FROM processing_processingjob WHERE input_blob_id = blob.id)
+              AND NOT EXISTS (SELECT 1 FROM processing_processingartifact WHERE blob_id = blob.id)
+              AND NOT EXISTS (SELECT 1 FROM processing_stagedoutput WHERE blob_id = blob.id)
+              AND NOT EXISTS (SELECT 1 FROM processing_transferticket WHERE blob_id = blob.id)
+            """,
+            [ids, cutoff],
+        )
+        return cursor.rowcount
+
+
+STEPS = [
+    ("sessions_expired", sessions_expire),
+    ("leases_lost", leases_expire),
+    ("finalizations_recovered", finalizations_recover),
+    ("deadlines_expired", deadlines_expire),
+    ("records_expired", records_expire),
+    ("staged_orphans_deleted", staged_orphans_delete),
+    ("jobs_retired", retention_apply),
+    ("blobs_collected", blobs_collect),
+]
+
+
+def sweep() -> SweepReport:
+    """Run every reaper once. A failing step is logged and counted; the others still run."""
+    from processing.metrics import cleanup_failures
+
+    report = SweepReport()
+    for name, step in STEPS:
+        try:
+            report.add(name, step())
+        except Exception:
+            logger.exception("reaper step failed", extra={"step": name})
+            cleanup_failures.labels(step=name).inc()
+    return report

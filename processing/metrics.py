@@ -1,0 +1,116 @@
+"""Prometheus figures for document processing (architecture §11).
+
+Queue and attempt figures are read from the database at scrape time (the
+database is the truth, shared by every process); in-process counters cover
+what only a process sees, such as a reaper step that failed.
+"""
+
+from django.db import connection
+from django.db.models import Count, Sum
+from prometheus_client import REGISTRY, Counter
+from prometheus_client.core import GaugeMetricFamily
+
+from processing.models import (
+    AttemptState,
+    JobState,
+    OutboxEvent,
+    ProcessingAttempt,
+    ProcessingJob,
+    StagedOutput,
+)
+
+cleanup_failures = Counter("quire_processing_cleanup_failures_total", "Reaper steps that raised.", ["step"])
+
+
+def _queue_figures():
+    depth = GaugeMetricFamily("quire_processing_queue_depth", "Queued jobs per operation.", labels=["operation"])
+    age = GaugeMetricFamily(
+        "quire_processing_queue_oldest_age_seconds", "Age of the oldest queued job.", labels=["operation"]
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT operation, count(*), coalesce(extract(epoch FROM now() - min(queued_at)), 0) "
+            "FROM processing_processingjob WHERE state = 'queued' GROUP BY operation"
+        )
+        for operation, count, oldest in cursor.fetchall():
+            depth.add_metric([operation], count)
+            age.add_metric([operation], float(oldest))
+    return [depth, age]
+
+
+def _job_figures():
+    states = GaugeMetricFamily("quire_processing_jobs", "Jobs by operation and state.", labels=["operation", "state"])
+    for row in ProcessingJob.objects.values("operation", "state").annotate(n=Count("pk")).order_by():
+        states.add_metric([row["operation"], row["state"]], row["n"])
+    failures = GaugeMetricFamily(
+        "quire_processing_failures_24h",
+        "Failed jobs in the last 24 hours by class.",
+        labels=["failure_class"],
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT failure_class, count(*) FROM processing_processingjob WHERE state = %s "
+            "AND completed_at > now() - interval '24 hours' GROUP BY failure_class",
+            [JobState.FAILED],
+        )
+        for failure_class, count in cursor.fetchall():
+            failures.add_metric([failure_class], count)
+    hits = GaugeMetricFamily("quire_processing_cache_hits", "Jobs satisfied by reuse (retained).")
+    hits.add_metric([], ProcessingJob.objects.filter(cache_hit=True).count())
+    return [states, failures, hits]
+
+
+def _attempt_figures():
+    active = GaugeMetricFamily("quire_processing_active_attempts", "Running attempts.", labels=["operation"])
+    for row in ProcessingAttempt.objects.filter(state=AttemptState.RUNNING).values("operation").annotate(n=Count("pk")):
+        active.add_metric([row["operation"]], row["n"])
+    lost = GaugeMetricFamily("quire_processing_lease_losses", "Attempts that lost their lease (retained).")
+    lost.add_metric([], ProcessingAttempt.objects.filter(state=AttemptState.LOST).count())
+    durations = GaugeMetricFamily(
+        "quire_processing_job_duration_seconds_p50", "Median end-to-end duration over the last hour.",
+        labels=["operation"],
+    )  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT operation, "
+            "percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM completed_at - created_at)) "
+            "FROM processing_processingjob WHERE state = 'succeeded' AND completed_at > now() - interval '1 hour' "
+            "GROUP BY operation"
+        )
+        for operation, seconds in cursor.fetchall():
+            durations.add_metric([operation], float(seconds))
+    staged = GaugeMetricFamily("quire_processing_staged_bytes", "Bytes staged and not yet published or dropped.")
+    staged.add_metric([], StagedOutput.objects.aggregate(total=Sum("size_bytes"))["total"] or 0)
+    return [active, lost, durations, staged]
+
+
+def _outbox_figures():
+    pending = GaugeMetricFamily("quire_outbox_pending", "Outbox events not yet confirmed by the broker.")
+    age = GaugeMetricFamily("quire_outbox_pending_age_seconds", "Age of the oldest pending outbox event.")
+    events = OutboxEvent.objects.filter(dispatched_at__isnull=True)
+    pending.add_metric([], events.count())
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0) FROM processing_outboxevent "
+            "WHERE dispatched_at IS NULL"
+        )
+        age.add_metric([], float(cursor.fetchone()[0]))
+    return [pending, age]
+
+
+class ProcessingCollector:
+    def collect(self):
+        yield from _queue_figures()
+        yield from _job_figures()
+        yield from _attempt_figures()
+        yield from _outbox_figures()
+
+
+_registered = False
+
+
+def collector_register() -> None:
+    global _registered
+    if not _registered:
+        REGISTRY.register(ProcessingCollector())
+        _registered = True

@@ -1,0 +1,140 @@
+"""Request and response shapes of the worker protocol (validated here, documented in its own OpenAPI)."""
+
+from rest_framework import serializers
+
+from processing.models import FailureClass, Phase
+
+
+class RequestIdField(serializers.RegexField):
+    def __init__(self, **kwargs):
+        super().__init__(
+            r"^[A-Za-z0-9._:-]{8,64}$", help_text="Unique per logical request; reuse it on retry.", **kwargs
+        )
+
+
+class ProcessorDeclarationSerializer(serializers.Serializer):
+    operation = serializers.CharField(max_length=64)
+    processor_contract = serializers.CharField(max_length=255)
+    runtime_version = serializers.CharField(max_length=128, required=False, allow_blank=True, default="")
+    slots = serializers.IntegerField(min_value=1, max_value=256)
+
+
+class SessionRegisterSerializer(serializers.Serializer):
+    request_id = RequestIdField()
+    instance = serializers.CharField(max_length=128)
+    protocol_version = serializers.CharField(max_length=16)
+    processors = ProcessorDeclarationSerializer(many=True)
+
+
+class SessionSerializer(serializers.Serializer):
+    session_id = serializers.UUIDField()
+    state = serializers.CharField()
+    expires_at = serializers.DateTimeField()
+    heartbeat_seconds = serializers.FloatField()
+    lease_seconds = serializers.IntegerField()
+
+
+class SessionHeartbeatSerializer(serializers.Serializer):
+    request_id = RequestIdField()
+    health = serializers.DictField(child=serializers.BooleanField(), required=False, default=dict)
+
+
+class RequestOnlySerializer(serializers.Serializer):
+    request_id = RequestIdField()
+
+
+class OfferSerializer(serializers.Serializer):
+    operation = serializers.CharField(max_length=64)
+    permits = serializers.IntegerField(min_value=1, max_value=256)
+
+
+class AcquireSerializer(serializers.Serializer):
+    request_id = RequestIdField()
+    offers = OfferSerializer(many=True, min_length=1)
+    wait_seconds = serializers.FloatField(min_value=0, max_value=20, default=20)
+
+
+class TicketSerializer(serializers.Serializer):
+    ticket_id = serializers.UUIDField()
+    url = serializers.CharField()
+    secret = serializers.CharField(help_text="Send as the X-Quire-Transfer-Secret header.")
+    expires_at = serializers.DateTimeField()
+    max_bytes = serializers.IntegerField()
+
+
+class ClaimInputSerializer(serializers.Serializer):
+    sha256 = serializers.CharField()
+    size = serializers.IntegerField()
+    schema = serializers.CharField()
+    download = TicketSerializer()
+
+
+class ClaimSerializer(serializers.Serializer):
+    job_id = serializers.UUIDField()
+    attempt = serializers.IntegerField()
+    claim_id = serializers.UUIDField()
+    operation = serializers.CharField()
+    processor_contract = serializers.CharField()
+    lease_expires_at = serializers.DateTimeField()
+    limits = serializers.DictField()
+    request = serializers.DictField()
+    input = ClaimInputSerializer()
+
+
+class AcquireResultSerializer(serializers.Serializer):
+    claim = ClaimSerializer(allow_null=True)
+
+
+class ClaimHeartbeatSerializer(serializers.Serializer):
+    request_id = RequestIdField()
+    phase = serializers.ChoiceField(choices=[Phase.PROCESSING, Phase.UPLOADING_RESULT], required=False)
+
+
+class LeaseSerializer(serializers.Serializer):
+    lease_expires_at = serializers.DateTimeField()
+    cancellation_requested = serializers.BooleanField()
+
+
+class UploadTicketRequestSerializer(serializers.Serializer):
+    request_id = RequestIdField()
+    role = serializers.CharField(max_length=32)
+    media_type = serializers.CharField(max_length=128)
+    filename = serializers.CharField(max_length=255)
+    size = serializers.IntegerField(min_value=0)
+    sha256 = serializers.RegexField(r"^[0-9a-fA-F]{64}$")
+
+
+class DiagnosticEntrySerializer(serializers.Serializer):
+    file = serializers.CharField(allow_null=True, required=False, max_length=1024)
+    line = serializers.IntegerField(allow_null=True, required=False)
+    severity = serializers.ChoiceField(choices=["error", "warning", "info"])
+    message = serializers.CharField(max_length=2000)
+
+
+class DiagnosticsSerializer(serializers.Serializer):
+    log = serializers.CharField(allow_blank=True, required=False, default="", trim_whitespace=False)
+    entries = DiagnosticEntrySerializer(many=True, required=False, default=list, max_length=1000)
+
+
+class FailureReportSerializer(serializers.Serializer):
+    request_id = RequestIdField()
+    failure_class = serializers.ChoiceField(choices=FailureClass.choices)
+    code = serializers.CharField(max_length=64)
+    message = serializers.CharField(max_length=4000, allow_blank=True)
+    diagnostics = DiagnosticsSerializer(required=False)
+
+
+class DeliverySerializer(serializers.Serializer):
+    request_id = RequestIdField()
+    diagnostics = DiagnosticsSerializer(required=False)
+
+
+class JobStateSerializer(serializers.Serializer):
+    job_id = serializers.UUIDField()
+    job_state = serializers.CharField()
+
+
+class StagedSerializer(serializers.Serializer):
+    role = serializers.CharField()
+    size = serializers.IntegerField()
+    sha256 = serializers.CharField()

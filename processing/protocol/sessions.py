@@ -1,0 +1,89 @@
+"""Worker sessions: registration, liveness heartbeats and drain. Capacity is never reported here."""
+
+import uuid
+from datetime import timedelta
+
+from django.db import transaction
+
+from processing.claims import db_now
+from processing.configuration import WorkerIdentity, limits
+from processing.exceptions import ProcessorOutOfScope, ProtocolInvalid, SessionGone, SessionNotFound
+from processing.models import SessionState, WorkerProcessor, WorkerSession
+from processing.operations import REGISTRY
+
+PROTOCOL_VERSION = "1"
+MAX_SLOTS = 256
+
+
+def _processors_validate(identity: WorkerIdentity, processors: list[dict]) -> None:
+    if not processors:
+        raise ProtocolInvalid("A session declares at least one processor.")
+    operations = [item["operation"] for item in processors]
+    if len(set(operations)) != len(operations):
+        raise ProtocolInvalid("Each operation is declared once per session.")
+    for item in processors:
+        if item["operation"] not in REGISTRY or item["operation"] not in identity.operations:
+            raise ProcessorOutOfScope(details={"operation": item["operation"], "identity": identity.name})
+        if not 1 <= item["slots"] <= MAX_SLOTS:
+            raise ProtocolInvalid(f"slots must be between 1 and {MAX_SLOTS}.")
+
+
+def session_register(
+    *, identity: WorkerIdentity, instance: str, protocol_version: str, processors: list[dict]
+) -> WorkerSession:
+    if protocol_version != PROTOCOL_VERSION:
+        raise ProtocolInvalid(
+            f"This Core speaks protocol {PROTOCOL_VERSION}.", details={"supported": [PROTOCOL_VERSION]}
+        )
+    _processors_validate(identity, processors)
+    with transaction.atomic():
+        now = db_now()
+        session = WorkerSession.objects.create(
+            identity=identity.name,
+            instance=instance[:128],
+            protocol_version=protocol_version,
+            registered_at=now,
+            last_heartbeat_at=now,
+            expires_at=now + timedelta(seconds=limits().session_ttl_seconds),
+        )
+        WorkerProcessor.objects.bulk_create(
+            [
+                WorkerProcessor(
+                    session=session, operation=item["operation"], processor_contract=item["processor_contract"],
+                    runtime_version=item.get("runtime_version", ""), slots=item["slots"],
+                )
+                for item in processors
+            ]
+        )  # fmt: skip
+    return session
+
+
+def session_of(identity: WorkerIdentity, session_id: uuid.UUID) -> WorkerSession:
+    session = WorkerSession.objects.filter(pk=session_id, identity=identity.name).first()
+    if session is None:
+        raise SessionNotFound()
+    return session
+
+
+def session_heartbeat(*, identity: WorkerIdentity, session_id: uuid.UUID, health: dict[str, bool]) -> WorkerSession:
+    """Liveness and processor health; extends the session. An expired session must register again."""
+    with transaction.atomic():
+        now = db_now()
+        session = session_of(identity, session_id)
+        live = WorkerSession.objects.filter(
+            pk=session.pk, state__in=[SessionState.ACTIVE, SessionState.DRAINING], expires_at__gt=now
+        ).update(last_heartbeat_at=now, expires_at=now + timedelta(seconds=limits().session_ttl_seconds))
+        if not live:
+            raise SessionGone()
+        for operation, healthy in health.items():
+            session.processors.filter(operation=operation).update(healthy=bool(healthy))
+        session.refresh_from_db()
+        return session
+
+
+def session_drain(*, identity: WorkerIdentity, session_id: uuid.UUID) -> WorkerSession:
+    """No new claims for this session; its running claims continue to completion."""
+    session = session_of(identity, session_id)
+    WorkerSession.objects.filter(pk=session.pk, state=SessionState.ACTIVE).update(state=SessionState.DRAINING)
+    session.refresh_from_db()
+    return session

@@ -1,0 +1,98 @@
+"""Transfer tickets: single-purpose, expiring, bound to one claim (and role), size- and digest-checked.
+
+The secret is returned once and travels in the ``X-Quire-Transfer-Secret``
+header, never the URL; only its SHA-256 is stored.
+"""
+
+import hashlib
+import hmac
+import secrets
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import transaction
+
+from processing.blobs import blob_read
+from processing.claims import db_now
+from processing.configuration import limits
+from processing.exceptions import OutputRejected, TicketInvalid
+from processing.leases import attempt_current
+from processing.models import ProcessingAttempt, TransferKind, TransferTicket
+from processing.staging import output_stage, role_limit
+
+
+@dataclass(frozen=True)
+class IssuedTicket:
+    ticket_id: uuid.UUID
+    secret: str
+    expires_at: datetime
+    max_bytes: int
+
+
+def _issue(attempt: ProcessingAttempt, now: datetime, **fields) -> IssuedTicket:
+    secret = secrets.token_urlsafe(32)
+    ticket = TransferTicket.objects.create(
+        secret_sha256=hashlib.sha256(secret.encode()).hexdigest(),
+        attempt=attempt,
+        created_at=now,
+        expires_at=now + timedelta(seconds=limits().transfer_ticket_seconds),
+        **fields,
+    )
+    return IssuedTicket(ticket.pk, secret, ticket.expires_at, ticket.max_bytes)
+
+
+def download_ticket_issue(*, claim_id: uuid.UUID) -> IssuedTicket:
+    with transaction.atomic():
+        now = db_now()
+        attempt = attempt_current(claim_id, now=now)
+        job = attempt.job
+        return _issue(
+            attempt, now, kind=TransferKind.DOWNLOAD_INPUT, blob_id=job.input_blob_id,
+            max_bytes=job.input_blob.size_bytes, expected_sha256=job.input_digest,
+            expected_size=job.input_blob.size_bytes,
+        )  # fmt: skip
+
+
+def upload_ticket_issue(
+    *, claim_id: uuid.UUID, role: str, media_type: str, filename: str, size: int, sha256: str
+) -> IssuedTicket:
+    with transaction.atomic():
+        now = db_now()
+        attempt = attempt_current(claim_id, now=now)
+        max_bytes = role_limit(operation=attempt.operation, role=role, media_type=media_type)
+        if not 0 <= size <= max_bytes:
+            raise OutputRejected("The declared size exceeds the role's limit.", details={"limit_bytes": max_bytes})
+        return _issue(
+            attempt, now, kind=TransferKind.UPLOAD_OUTPUT, role=role, media_type=media_type, filename=filename[:255],
+            max_bytes=max_bytes, expected_sha256=sha256.lower(), expected_size=size,
+        )  # fmt: skip
+
+
+def _redeemable(ticket_id: uuid.UUID, secret: str, kind: str) -> TransferTicket:
+    ticket = TransferTicket.objects.select_related("attempt").filter(pk=ticket_id, kind=kind).first()
+    digest = hashlib.sha256((secret or "").encode()).hexdigest()
+    if ticket is None or not hmac.compare_digest(ticket.secret_sha256, digest) or ticket.expires_at <= db_now():
+        raise TicketInvalid()
+    return ticket
+
+
+def download_redeem(*, ticket_id: uuid.UUID, secret: str) -> tuple[bytes, str]:
+    """The input bytes and their digest, while the ticket's claim is still current."""
+    ticket = _redeemable(ticket_id, secret, TransferKind.DOWNLOAD_INPUT)
+    attempt_current(ticket.attempt.claim_id, now=db_now())
+    return blob_read(ticket.blob_id), ticket.expected_sha256
+
+
+def upload_redeem(*, ticket_id: uuid.UUID, secret: str, data: bytes) -> dict:
+    """Stage the uploaded bytes for the ticket's role. The same bytes again are accepted again."""
+    ticket = _redeemable(ticket_id, secret, TransferKind.UPLOAD_OUTPUT)
+    if len(data) != ticket.expected_size or len(data) > ticket.max_bytes:
+        raise OutputRejected(
+            "The body's size differs from the declared size.", details={"declared": ticket.expected_size}
+        )
+    staged = output_stage(
+        claim_id=ticket.attempt.claim_id, role=ticket.role, media_type=ticket.media_type,
+        filename=ticket.filename, data=data, expected_sha256=ticket.expected_sha256,
+    )  # fmt: skip
+    return {"role": staged.role, "size": staged.size_bytes, "sha256": staged.sha256}

@@ -1,0 +1,279 @@
+"""The worker protocol's HTTP edge (``/internal/processing/v1/``); see docs/worker-protocol.md."""
+
+import time
+import uuid
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.views import APIView
+
+from config.http.bodies import raw_body
+from config.http.openapi import error
+from config.http.parsers import RawBodyParser, loads_strict
+from processing.claims import Claim, claim_acquire
+from processing.configuration import limits
+from processing.delivery import Diagnostics, attempt_fail, attempt_release, delivery_accept
+from processing.exceptions import ClaimLost, ProtocolInvalid
+from processing.finalization import job_finalize
+from processing.models import AttemptState, ProcessingAttempt
+from processing.operations import operation_get
+from processing.protocol import serializers as s
+from processing.protocol import tickets
+from processing.protocol.authentication import WorkerTokenAuthentication
+from processing.protocol.replay import replay_run
+from processing.protocol.sessions import session_drain, session_heartbeat, session_of, session_register
+from processing.protocol.wakeups import wakeups
+
+PREFIX = "/internal/processing/v1"
+SECRET_HEADER = "X-Quire-Transfer-Secret"  # noqa: S105  a header name, not a secret
+PROTOCOL_ERRORS = {
+    401: error("Missing or unknown worker token."),
+    409: error("`claim_lost`, `session_gone`, `request_in_progress` or `request_id_reused`."),
+    422: error("`protocol_invalid`, `processor_out_of_scope` or `output_rejected`."),
+}
+
+
+def _valid(serializer_class, payload: dict) -> dict:
+    serializer = serializer_class(data=payload)
+    if not serializer.is_valid():
+        raise ProtocolInvalid(details=serializer.errors)
+    return serializer.validated_data
+
+
+def _diagnostics(data: dict | None) -> Diagnostics:
+    data = data or {}
+    return Diagnostics(log=data.get("log", ""), entries=tuple(dict(entry) for entry in data.get("entries", [])))
+
+
+def _ticket_body(issued: tickets.IssuedTicket) -> dict:
+    return {
+        "ticket_id": str(issued.ticket_id), "url": f"{PREFIX}/transfers/{issued.ticket_id}",
+        "secret": issued.secret, "expires_at": issued.expires_at.isoformat(), "max_bytes": issued.max_bytes,
+    }  # fmt: skip
+
+
+class WorkerApi(APIView):
+    authentication_classes = [WorkerTokenAuthentication]
+    permission_classes = [IsAuthenticated]
+    parser_classes = [RawBodyParser]
+
+    def identity(self, request):
+        return request.user.identity
+
+    def replayed(self, request, route: str, serializer_class, handler) -> HttpResponse:
+        raw = raw_body(request, limit_bytes=2 * 1024 * 1024, accept=("application/json",))
+        payload = loads_strict(raw)
+        if not isinstance(payload, dict):
+            raise ProtocolInvalid("The body is a JSON object.")
+        return replay_run(
+            identity=self.identity(request).name,
+            route=route,
+            raw_payload=raw,
+            handler=lambda: handler(_valid(serializer_class, payload)),
+        )
+
+    def claim_of(self, request, claim_id: uuid.UUID) -> ProcessingAttempt:
+        attempt = ProcessingAttempt.objects.select_related("session").filter(claim_id=claim_id).first()
+        if attempt is None or attempt.session is None or attempt.session.identity != self.identity(request).name:
+            raise ClaimLost()
+        return attempt
+
+
+class SessionRegisterApi(WorkerApi):
+    @extend_schema(request=s.SessionRegisterSerializer, responses={201: s.SessionSerializer, **PROTOCOL_ERRORS})
+    def post(self, request):
+        def handle(data):
+            session = session_register(
+                identity=self.identity(request), instance=data["instance"],
+                protocol_version=data["protocol_version"], processors=data["processors"],
+            )  # fmt: skip
+            return 201, _session_body(session)
+
+        return self.replayed(request, "sessions", s.SessionRegisterSerializer, handle)
+
+
+def _session_body(session) -> dict:
+    lease = limits().lease_seconds
+    return {
+        "session_id": str(session.pk), "state": session.state, "expires_at": session.expires_at.isoformat(),
+        "heartbeat_seconds": max(1.0, min(limits().session_ttl_seconds, lease) / 3), "lease_seconds": lease,
+    }  # fmt: skip
+
+
+class SessionHeartbeatApi(WorkerApi):
+    @extend_schema(request=s.SessionHeartbeatSerializer, responses={200: s.SessionSerializer, **PROTOCOL_ERRORS})
+    def post(self, request, session_id: uuid.UUID):
+        def handle(data):
+            session = session_heartbeat(identity=self.identity(request), session_id=session_id, health=data["health"])
+            return 200, _session_body(session)
+
+        return self.replayed(request, f"sessions/{session_id}/heartbeat", s.SessionHeartbeatSerializer, handle)
+
+
+class SessionDrainApi(WorkerApi):
+    @extend_schema(request=s.RequestOnlySerializer, responses={200: s.SessionSerializer, **PROTOCOL_ERRORS})
+    def post(self, request, session_id: uuid.UUID):
+        def handle(data):
+            return 200, _session_body(session_drain(identity=self.identity(request), session_id=session_id))
+
+        return self.replayed(request, f"sessions/{session_id}/drain", s.RequestOnlySerializer, handle)
+
+
+def _claim_body(claim: Claim) -> dict:
+    limit = limits()
+    issued = tickets.download_ticket_issue(claim_id=claim.claim_id)
+    operation = operation_get(claim.operation)
+    return {
+        "job_id": str(claim.job_id), "attempt": claim.attempt_number, "claim_id": str(claim.claim_id),
+        "operation": claim.operation, "processor_contract": claim.processor_contract,
+        "lease_expires_at": claim.lease_expires_at.isoformat(),
+        "limits": {"wall_seconds": limit.wall_seconds, "artifact_bytes": limit.artifact_bytes,
+                   "diagnostic_bytes": limit.diagnostic_bytes, "lease_seconds": limit.lease_seconds},
+        "request": {"operation": claim.operation, "input_schema": operation.input_schema, "options": claim.options,
+                    "input_profile": claim.input_profile, "filename": claim.input_filename},
+        "input": {"sha256": claim.input_digest, "size": issued.max_bytes, "schema": operation.input_schema,
+                  "download": _ticket_body(issued)},
+    }  # fmt: skip
+
+
+class AcquireApi(WorkerApi):
+    @extend_schema(
+        request=s.AcquireSerializer,
+        responses={200: s.AcquireResultSerializer, **PROTOCOL_ERRORS},
+        description="Offer locally free permits; long-polls up to `wait_seconds`, woken when work is queued.",
+    )
+    def post(self, request, session_id: uuid.UUID):
+        def handle(data):
+            session = session_of(self.identity(request), session_id)
+            offers = {offer["operation"]: offer["permits"] for offer in data["offers"]}
+            registered = dict(session.processors.values_list("operation", "slots"))
+            invalid = {op: n for op, n in offers.items() if op not in registered or n > registered[op]}
+            if invalid or len(offers) != len(data["offers"]):
+                raise ProtocolInvalid("Offers must name this session's processors, within their slots.",
+                                      details={"invalid": invalid})  # fmt: skip
+            claim = _acquire_waiting(session.pk, offers, data["wait_seconds"])
+            return 200, {"claim": _claim_body(claim) if claim else None}
+
+        return self.replayed(request, f"sessions/{session_id}/acquire", s.AcquireSerializer, handle)
+
+
+def _acquire_waiting(session_id: uuid.UUID, offers: dict[str, int], wait_seconds: float) -> Claim | None:
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        generation = wakeups.generation()
+        claim = claim_acquire(session_id=session_id, offers=offers)
+        remaining = deadline - time.monotonic()
+        if claim is not None or remaining <= 0:
+            return claim
+        # A periodic re-check also notices retry backoffs that come due without a notification.
+        wakeups.wait(since=generation, timeout=min(remaining, 5.0))
+
+
+class ClaimHeartbeatApi(WorkerApi):
+    @extend_schema(request=s.ClaimHeartbeatSerializer, responses={200: s.LeaseSerializer, **PROTOCOL_ERRORS})
+    def post(self, request, claim_id: uuid.UUID):
+        from processing.leases import lease_renew
+
+        def handle(data):
+            self.claim_of(request, claim_id)
+            status = lease_renew(claim_id=claim_id, phase=data.get("phase"))
+            return 200, {
+                "lease_expires_at": status.lease_expires_at.isoformat(),
+                "cancellation_requested": status.cancellation_requested,
+            }
+
+        return self.replayed(request, f"claims/{claim_id}/heartbeat", s.ClaimHeartbeatSerializer, handle)
+
+
+class UploadTicketApi(WorkerApi):
+    @extend_schema(request=s.UploadTicketRequestSerializer, responses={201: s.TicketSerializer, **PROTOCOL_ERRORS})
+    def post(self, request, claim_id: uuid.UUID):
+        def handle(data):
+            self.claim_of(request, claim_id)
+            issued = tickets.upload_ticket_issue(
+                claim_id=claim_id, role=data["role"], media_type=data["media_type"], filename=data["filename"],
+                size=data["size"], sha256=data["sha256"],
+            )  # fmt: skip
+            return 201, _ticket_body(issued)
+
+        return self.replayed(request, f"claims/{claim_id}/uploads", s.UploadTicketRequestSerializer, handle)
+
+
+class ClaimFailureApi(WorkerApi):
+    @extend_schema(request=s.FailureReportSerializer, responses={200: s.JobStateSerializer, **PROTOCOL_ERRORS})
+    def post(self, request, claim_id: uuid.UUID):
+        def handle(data):
+            attempt = self.claim_of(request, claim_id)
+            state = attempt_fail(
+                claim_id=claim_id, failure_class=data["failure_class"], code=data["code"], message=data["message"],
+                diagnostics=_diagnostics(data.get("diagnostics")),
+            )  # fmt: skip
+            return 200, {"job_id": str(attempt.job_id), "job_state": state}
+
+        return self.replayed(request, f"claims/{claim_id}/failure", s.FailureReportSerializer, handle)
+
+
+class ClaimReleaseApi(WorkerApi):
+    @extend_schema(request=s.RequestOnlySerializer, responses={200: s.JobStateSerializer, **PROTOCOL_ERRORS})
+    def post(self, request, claim_id: uuid.UUID):
+        def handle(data):
+            attempt = self.claim_of(request, claim_id)
+            return 200, {"job_id": str(attempt.job_id), "job_state": attempt_release(claim_id=claim_id)}
+
+        return self.replayed(request, f"claims/{claim_id}/release", s.RequestOnlySerializer, handle)
+
+
+class DeliveryApi(WorkerApi):
+    @extend_schema(
+        request=s.DeliverySerializer,
+        responses={200: s.JobStateSerializer, **PROTOCOL_ERRORS},
+        description="Hand the staged outputs to Core. Core finalizes before answering when it can.",
+    )
+    def post(self, request, claim_id: uuid.UUID):
+        def handle(data):
+            attempt = self.claim_of(request, claim_id)
+            try:
+                job_id, token = delivery_accept(claim_id=claim_id, diagnostics=_diagnostics(data.get("diagnostics")))
+            except ClaimLost:
+                attempt.refresh_from_db()
+                if attempt.state != AttemptState.DELIVERED:
+                    raise
+                return 200, {
+                    "job_id": str(attempt.job_id),
+                    "job_state": attempt.job.state,
+                }  # a retried delivery
+            return 200, {"job_id": str(job_id), "job_state": job_finalize(job_id=job_id, token=token)}
+
+        return self.replayed(request, f"claims/{claim_id}/delivery", s.DeliverySerializer, handle)
+
+
+SECRET_PARAMETER = OpenApiParameter(SECRET_HEADER, location=OpenApiParameter.HEADER, required=True)
+
+
+class TransferApi(WorkerApi):
+    @extend_schema(
+        parameters=[SECRET_PARAMETER],
+        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, 403: error("`ticket_invalid`.")},
+    )
+    def get(self, request, ticket_id: uuid.UUID):
+        data, digest = tickets.download_redeem(ticket_id=ticket_id, secret=request.headers.get(SECRET_HEADER, ""))
+        return HttpResponse(data, content_type="application/octet-stream", headers={"X-Quire-Sha256": digest})
+
+    @extend_schema(
+        parameters=[SECRET_PARAMETER],
+        request={"application/octet-stream": OpenApiTypes.BINARY},
+        responses={
+            200: s.StagedSerializer,
+            403: error("`ticket_invalid`."),
+            422: error("`output_rejected`."),
+        },
+        description="Upload the bytes for an upload ticket; the same bytes twice are accepted twice.",
+    )
+    def put(self, request, ticket_id: uuid.UUID):
+        from rest_framework.response import Response
+
+        data = raw_body(request, limit_bytes=limits().artifact_bytes, accept=("application/octet-stream",))
+        staged = tickets.upload_redeem(ticket_id=ticket_id, secret=request.headers.get(SECRET_HEADER, ""), data=data)
+        return Response(staged)

@@ -1,0 +1,5 @@
+import sys
+
+from processing.worker.main import run
+
+sys.exit(run())

@@ -1,0 +1,188 @@
+"""The worker agent loop: register, heartbeat, offer free permits, run claims, drain.
+
+Capacity lives here as a local count of free permits per processor; the agent
+offers them when it acquires, and Core intersects the offer with what it
+knows. The first SIGTERM drains (no new claims; running ones finish), the
+second releases what is still running and exits.
+"""
+
+import logging
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from processing.worker.client import CoreClient, CoreError, CoreUnavailable
+from processing.worker.contracts import Executor, Processor
+from processing.worker.job_run import ActiveClaim, JobRun
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class AgentSettings:
+    instance: str
+    work_root: Path
+    slots: int = 1
+    max_jobs: int | None = None
+    acquire_wait_seconds: float = 20.0
+
+
+class WorkerAgent:
+    def __init__(self, *, client: CoreClient, processors: list[Processor], executor: Executor, settings: AgentSettings):
+        self.client, self.executor, self.settings = client, executor, settings
+        self.processors = {processor.operation: processor for processor in processors}
+        self.free = dict.fromkeys(self.processors, settings.slots)
+        self.active: dict[str, ActiveClaim] = {}
+        self.threads: list[threading.Thread] = []
+        self.condition = threading.Condition()
+        self.draining = threading.Event()
+        self.stopping = threading.Event()
+        self.session_id: str | None = None
+        self.heartbeat_seconds = 5.0
+        self.started_jobs = 0
+
+    # --- lifecycle -------------------------------------------------------------------------------
+    def install_signal_handlers(self) -> None:
+        def on_term(signum, frame):
+            if self.draining.is_set():
+                logger.warning("second signal: releasing running claims and exiting")
+                self.stopping.set()
+            else:
+                logger.info("draining: no new claims; running jobs finish")
+                self.draining.set()
+            with self.condition:
+                self.condition.notify_all()
+
+        signal.signal(signal.SIGTERM, on_term)
+        signal.signal(signal.SIGINT, on_term)
+
+    def run(self) -> int:
+        self._register()
+        threading.Thread(target=self._heartbeat_loop, name="heartbeats", daemon=True).start()
+        while not self.draining.is_set() and not self._enough_jobs():
+            offers = self._wait_for_free_permits()
+            if offers:
+                self._acquire_once(offers)
+        self._drain()
+        return 0
+
+    def _enough_jobs(self) -> bool:
+        return self.settings.max_jobs is not None and self.started_jobs >= self.settings.max_jobs
+
+    def _register(self) -> None:
+        declarations = [
+            {"operation": p.operation, "processor_contract": p.contract, "runtime_version": p.runtime_version,
+             "slots": self.settings.slots}
+            for p in self.processors.values()
+        ]  # fmt: skip
+        session = self.client.register(instance=self.settings.instance, processors=declarations)
+        self.session_id = session["session_id"]
+        self.heartbeat_seconds = float(session.get("heartbeat_seconds", 5.0))
+        logger.info("registered", extra={"session": self.session_id, "operations": sorted(self.processors)})
+
+    # --- acquiring -------------------------------------------------------------------------------
+    def _wait_for_free_permits(self) -> dict[str, int]:
+        with self.condition:
+            self.condition.wait_for(
+                lambda: any(self.free.values()) or self.draining.is_set() or self.stopping.is_set(),
+                timeout=1.0,
+            )
+            return {op: n for op, n in self.free.items() if n > 0} if not self.draining.is_set() else {}
+
+    def _acquire_once(self, offers: dict[str, int]) -> None:
+        if self._enough_jobs():
+            return
+        try:
+            claim = self.client.acquire(
+                session_id=self.session_id, offers=offers, wait_seconds=self.settings.acquire_wait_seconds
+            )
+        except CoreError as exc:
+            if exc.code in ("session_gone", "session_not_found"):
+                self._register()
+                return
+            raise
+        except CoreUnavailable:
+            logger.error("core unreachable while acquiring; retrying")
+            return
+        if claim is None:
+            return
+        if self.draining.is_set():
+            self.client.release(claim_id=claim["claim_id"])
+            return
+        self._start(claim)
+
+    def _start(self, claim: dict) -> None:
+        operation = claim["operation"]
+        active = ActiveClaim(claim=claim)
+        with self.condition:
+            self.free[operation] -= 1
+            self.active[active.claim_id] = active
+            self.started_jobs += 1
+        run = JobRun(
+            client=self.client, active=active, processor=self.processors[operation], executor=self.executor,
+            work_root=self.settings.work_root,
+        )  # fmt: skip
+        thread = threading.Thread(target=self._run_and_free, args=(run, active), name=f"job-{active.claim_id[:8]}")
+        self.threads.append(thread)
+        thread.start()
+
+    def _run_and_free(self, run: JobRun, active: ActiveClaim) -> None:
+        try:
+            run.execute()
+        finally:
+            with self.condition:
+                self.active.pop(active.claim_id, None)
+                self.free[active.claim["operation"]] += 1
+                self.condition.notify_all()
+
+    # --- heartbeats ------------------------------------------------------------------------------
+    def _heartbeat_loop(self) -> None:
+        while True:
+            time.sleep(self.heartbeat_seconds)
+            try:
+                self.client.session_heartbeat(session_id=self.session_id, health=dict.fromkeys(self.processors, True))
+            except CoreError as exc:
+                if exc.code in ("session_gone", "session_not_found") and not self.draining.is_set():
+                    self._register()
+            except CoreUnavailable:
+                logger.error("core unreachable for heartbeats")
+            for active in list(self.active.values()):
+                self._claim_heartbeat(active)
+
+    def _claim_heartbeat(self, active: ActiveClaim) -> None:
+        try:
+            lease = self.client.claim_heartbeat(claim_id=active.claim_id, phase=active.phase)
+        except CoreError as exc:
+            if exc.code == "claim_lost":
+                logger.warning("claim lost; stopping its processor", extra={"claim": active.claim_id})
+                active.lost.set()
+                active.cancel.set()
+            return
+        except CoreUnavailable:
+            return
+        if lease.get("cancellation_requested"):
+            active.cancel.set()
+
+    # --- draining --------------------------------------------------------------------------------
+    def _drain(self) -> None:
+        try:
+            self.client.drain(session_id=self.session_id)
+        except (CoreError, CoreUnavailable):
+            logger.warning("could not tell core about the drain")
+        for thread in list(self.threads):
+            while thread.is_alive():
+                thread.join(timeout=0.5)
+                if self.stopping.is_set():
+                    self._release_running()
+                    return
+
+    def _release_running(self) -> None:
+        for active in list(self.active.values()):
+            active.lost.set()
+            active.cancel.set()
+            try:
+                self.client.release(claim_id=active.claim_id)
+            except (CoreError, CoreUnavailable):
+                logger.warning("could not release a claim; its lease will expire", extra={"claim": active.claim_id})

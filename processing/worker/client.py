@@ -1,0 +1,174 @@
+"""The agent's side of the worker protocol: a small client with intent-named methods.
+
+Every mutating call carries a ``request_id`` made once per logical call and
+reused on every retry, so a retry after a lost response gets Core's stored
+answer. Connection failures and 5xx are retried with backoff until the retry
+deadline, which lets an agent ride out a Core or database restart.
+"""
+
+import http.client
+import json
+import logging
+import random
+import threading
+import time
+import uuid
+from typing import Protocol
+from urllib.parse import urlsplit
+
+logger = logging.getLogger(__name__)
+
+
+class CoreError(Exception):
+    """Core answered with a 4xx: the request was understood and refused."""
+
+    def __init__(self, status: int, code: str, message: str):
+        super().__init__(f"{status} {code}: {message}")
+        self.status, self.code, self.message = status, code, message
+
+
+class CoreUnavailable(Exception):
+    """Core could not be reached (or kept failing) until the retry deadline."""
+
+
+class CoreClient(Protocol):
+    def register(self, *, instance: str, processors: list[dict]) -> dict: ...
+    def session_heartbeat(self, *, session_id: str, health: dict[str, bool]) -> dict: ...
+    def drain(self, *, session_id: str) -> dict: ...
+    def acquire(self, *, session_id: str, offers: dict[str, int], wait_seconds: float) -> dict | None: ...
+    def claim_heartbeat(self, *, claim_id: str, phase: str) -> dict: ...
+    def download_input(self, *, ticket: dict) -> bytes: ...
+    def upload_output(self, *, claim_id: str, role: str, media_type: str, filename: str, data: bytes) -> dict: ...
+    def fail(self, *, claim_id: str, failure_class: str, code: str, message: str, diagnostics: dict) -> dict: ...
+    def release(self, *, claim_id: str) -> dict: ...
+    def deliver(self, *, claim_id: str, diagnostics: dict) -> dict: ...
+
+
+class HttpCoreClient:
+    PREFIX = "/internal/processing/v1"
+
+    def __init__(self, base_url: str, token: str, *, timeout: float = 30.0, retry_deadline: float = 600.0):
+        parts = urlsplit(base_url)
+        self._host, self._port = parts.hostname or "127.0.0.1", parts.port or 80
+        self._token = token
+        self._timeout = timeout
+        self._retry_deadline = retry_deadline
+        self._local = threading.local()
+
+    def _connection(self, timeout: float) -> http.client.HTTPConnection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
+        conn.timeout = timeout
+        if conn.sock is not None:
+            conn.sock.settimeout(timeout)
+        return conn
+
+    def _reset(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+        self._local.conn = None
+
+    def _exchange(self, method: str, path: str, body: bytes | None, headers: dict, timeout: float):
+        conn = self._connection(timeout)
+        try:
+            conn.request(method, path, body=body, headers={"Authorization": f"Bearer {self._token}", **headers})
+            response = conn.getresponse()
+            return response.status, dict(response.getheaders()), response.read()
+        except (OSError, http.client.HTTPException):
+            self._reset()
+            raise
+
+    def _call(self, method: str, path: str, *, body: bytes | None = None, headers=None, timeout=None):
+        """Send with retries on connection errors, 5xx and in-progress duplicates; raise CoreError on 4xx."""
+        deadline = time.monotonic() + self._retry_deadline
+        delay = 0.1
+        while True:
+            try:
+                status, response_headers, data = self._exchange(
+                    method, path, body, headers or {}, timeout or self._timeout
+                )
+            except (OSError, http.client.HTTPException) as exc:
+                status, response_headers, data, failure = 0, {}, b"", exc
+            else:
+                failure = None
+                if status < 400:
+                    return response_headers, data
+                error = _error_of(status, data)
+                if status < 500 and error.code != "request_in_progress":
+                    raise error
+            if time.monotonic() + delay > deadline:
+                raise CoreUnavailable(f"{method} {path}: {failure or status}")
+            logger.warning("core call failed; retrying", extra={"path": path, "status": status, "error": str(failure)})
+            time.sleep(delay * (0.5 + random.random()))  # noqa: S311  jitter, not security
+            delay = min(delay * 2, 5.0)
+
+    def _post(self, path: str, payload: dict, *, timeout: float | None = None) -> dict:
+        body = json.dumps({**payload, "request_id": uuid.uuid4().hex}).encode()
+        _, data = self._call(
+            "POST",
+            f"{self.PREFIX}/{path}",
+            body=body,
+            headers={"Content-Type": "application/json"},
+            timeout=timeout,
+        )
+        return json.loads(data)
+
+    def register(self, *, instance: str, processors: list[dict]) -> dict:
+        return self._post("sessions", {"instance": instance, "protocol_version": "1", "processors": processors})
+
+    def session_heartbeat(self, *, session_id: str, health: dict[str, bool]) -> dict:
+        return self._post(f"sessions/{session_id}/heartbeat", {"health": health})
+
+    def drain(self, *, session_id: str) -> dict:
+        return self._post(f"sessions/{session_id}/drain", {})
+
+    def acquire(self, *, session_id: str, offers: dict[str, int], wait_seconds: float) -> dict | None:
+        payload = {
+            "offers": [{"operation": op, "permits": n} for op, n in offers.items()],
+            "wait_seconds": wait_seconds,
+        }
+        return self._post(f"sessions/{session_id}/acquire", payload, timeout=wait_seconds + self._timeout)["claim"]
+
+    def claim_heartbeat(self, *, claim_id: str, phase: str) -> dict:
+        return self._post(f"claims/{claim_id}/heartbeat", {"phase": phase})
+
+    def download_input(self, *, ticket: dict) -> bytes:
+        _, data = self._call("GET", ticket["url"], headers={"X-Quire-Transfer-Secret": ticket["secret"]})
+        return data
+
+    def upload_output(self, *, claim_id: str, role: str, media_type: str, filename: str, data: bytes) -> dict:
+        import hashlib
+
+        ticket = self._post(
+            f"claims/{claim_id}/uploads",
+            {"role": role, "media_type": media_type, "filename": filename, "size": len(data),
+             "sha256": hashlib.sha256(data).hexdigest()},
+        )  # fmt: skip
+        headers = {"X-Quire-Transfer-Secret": ticket["secret"], "Content-Type": "application/octet-stream"}
+        _, body = self._call("PUT", ticket["url"], body=data, headers=headers)
+        return json.loads(body)
+
+    def fail(self, *, claim_id: str, failure_class: str, code: str, message: str, diagnostics: dict) -> dict:
+        payload = {
+            "failure_class": failure_class,
+            "code": code,
+            "message": message,
+            "diagnostics": diagnostics,
+        }
+        return self._post(f"claims/{claim_id}/failure", payload)
+
+    def release(self, *, claim_id: str) -> dict:
+        return self._post(f"claims/{claim_id}/release", {})
+
+    def deliver(self, *, claim_id: str, diagnostics: dict) -> dict:
+        return self._post(f"claims/{claim_id}/delivery", {"diagnostics": diagnostics})
+
+
+def _error_of(status: int, data: bytes) -> CoreError:
+    try:
+        error = json.loads(data)["error"]
+        return CoreError(status, error.get("code", "error"), error.get("message", ""))
+    except (ValueError, KeyError, TypeError):
+        return CoreError(status, "error", data[:200].decode("utf-8", "replace"))

@@ -1,0 +1,133 @@
+"""Running one claim: download and verify the input, run the processor, upload, deliver or fail."""
+
+import logging
+import shutil
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from processing.worker.client import CoreClient, CoreError, CoreUnavailable
+from processing.worker.contracts import (
+    Diagnostics,
+    Executor,
+    FailureClass,
+    Limits,
+    Processor,
+    ProcessorFailure,
+)
+from processing.worker.unpack import input_materialize, input_verify
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class ActiveClaim:
+    claim: dict
+    cancel: threading.Event = field(default_factory=threading.Event)
+    lost: threading.Event = field(default_factory=threading.Event)
+    phase: str = "processing"
+
+    @property
+    def claim_id(self) -> str:
+        return self.claim["claim_id"]
+
+
+def _diagnostics_payload(diagnostics: Diagnostics) -> dict:
+    return {
+        "log": diagnostics.log,
+        "entries": [
+            {"file": d.file, "line": d.line, "severity": d.severity, "message": d.message[:2000]}
+            for d in diagnostics.entries[:1000]
+        ],
+    }
+
+
+def _limits_for(claim: dict) -> Limits:
+    granted = claim.get("limits", {})
+    return Limits(
+        wall_seconds=float(granted.get("wall_seconds", Limits.wall_seconds)),
+        cpu_seconds=int(granted.get("wall_seconds", Limits.cpu_seconds)),
+        output_bytes=int(granted.get("artifact_bytes", Limits.output_bytes)),
+        log_bytes=int(granted.get("diagnostic_bytes", Limits.log_bytes)),
+    )
+
+
+class JobRun:
+    def __init__(self, *, client: CoreClient, active: ActiveClaim, processor: Processor, executor: Executor,
+                 work_root: Path):  # fmt: skip
+        self.client, self.active, self.processor, self.executor = client, active, processor, executor
+        self.work = work_root / active.claim_id
+        self.log = {"job": active.claim["job_id"], "claim": active.claim_id, "operation": active.claim["operation"],
+                    "attempt": active.claim["attempt"], "processor_contract": processor.contract}  # fmt: skip
+
+    def execute(self) -> None:
+        try:
+            self._execute()
+        except CoreError as exc:
+            logger.warning("core refused the claim's call; giving it up", extra={**self.log, "code": exc.code})
+        except CoreUnavailable:
+            logger.error("core unreachable; the lease will expire and the job will be retried", extra=self.log)
+        finally:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+    def _execute(self) -> None:
+        claim = self.active.claim
+        try:
+            data = self.client.download_input(ticket=claim["input"]["download"])
+            input_verify(data, sha256=claim["input"]["sha256"], size=claim["input"]["size"])
+            input_dir, output_dir = self.work / "input", self.work / "output"
+            output_dir.mkdir(parents=True)
+            input_materialize(data, schema=claim["input"]["schema"], destination=input_dir)
+            result = self.processor.run(
+                input_dir=input_dir, output_dir=output_dir, request=claim["request"], limits=_limits_for(claim),
+                cancel=self.active.cancel, executor=self.executor,
+            )  # fmt: skip
+        except ProcessorFailure as failure:
+            self._report_failure(failure)
+            return
+        except Exception:
+            logger.exception("processor crashed", extra=self.log)
+            self._report_failure(
+                ProcessorFailure(FailureClass.TRANSIENT_INFRASTRUCTURE, "agent_error", "The worker agent failed.")
+            )
+            return
+        if self._stopped():
+            return
+        self.active.phase = "uploading_result"
+        for output in result.outputs:
+            self.client.upload_output(
+                claim_id=self.active.claim_id, role=output.role, media_type=output.media_type,
+                filename=output.filename, data=output.path.read_bytes(),
+            )  # fmt: skip
+        outcome = self.client.deliver(
+            claim_id=self.active.claim_id, diagnostics=_diagnostics_payload(result.diagnostics)
+        )
+        logger.info("delivered", extra={**self.log, "job_state": outcome.get("job_state")})
+
+    def _stopped(self) -> bool:
+        """After the processor returns: a lost claim reports nothing; a cancelled one reports the cancellation."""
+        if self.active.lost.is_set():
+            logger.warning("claim lost while running; dropping the result", extra=self.log)
+            return True
+        if self.active.cancel.is_set():
+            self._report_failure(
+                ProcessorFailure(FailureClass.WORKER_INTERRUPTED, "cancelled", "Cancelled on request.")
+            )
+            return True
+        return False
+
+    def _report_failure(self, failure: ProcessorFailure) -> None:
+        if self.active.lost.is_set():
+            return
+        if self.active.cancel.is_set():
+            failure = ProcessorFailure(
+                FailureClass.WORKER_INTERRUPTED, "cancelled", "Cancelled on request.", failure.diagnostics
+            )
+        outcome = self.client.fail(
+            claim_id=self.active.claim_id, failure_class=failure.failure_class, code=failure.code,
+            message=failure.message, diagnostics=_diagnostics_payload(failure.diagnostics),
+        )  # fmt: skip
+        logger.info(
+            "reported failure",
+            extra={**self.log, "class": failure.failure_class, "job_state": outcome.get("job_state")},
+        )
