@@ -31,6 +31,7 @@ lint: install
 	$(VENV)/bin/lint-imports
 
 test: install system-packages-test lint
+	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 	$(PY) -m pytest $(PYTEST_ARGS)
 

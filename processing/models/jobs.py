@@ -17,8 +17,9 @@ class JobState(models.TextChoices):
     EXPIRED = "expired"
 
 
-TERMINAL_STATES = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED, JobState.EXPIRED})
-ACTIVE_STATES = frozenset({JobState.PREPARING, JobState.QUEUED, JobState.RUNNING, JobState.FINALIZING})
+# Tuples, not sets: their order ends up in migrations and must not vary between runs.
+TERMINAL_STATES = (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED, JobState.EXPIRED)
+ACTIVE_STATES = (JobState.PREPARING, JobState.QUEUED, JobState.RUNNING, JobState.FINALIZING)
 
 
 class Phase(models.TextChoices):
@@ -136,12 +137,12 @@ class ProcessingJob(models.Model):
             models.Index(fields=["project_id", "-created_at"], name="job_by_project"),
             models.Index(
                 fields=["requester_id"],
-                condition=Q(state__in=list(ACTIVE_STATES)),
+                condition=Q(state__in=ACTIVE_STATES),
                 name="job_active_by_requester",
             ),
             models.Index(
                 fields=["project_id"],
-                condition=Q(state__in=list(ACTIVE_STATES)),
+                condition=Q(state__in=ACTIVE_STATES),
                 name="job_active_by_project",
             ),
             models.Index(fields=["deadline_at"], condition=Q(state__in=["preparing", "queued"]), name="job_deadline"),
@@ -179,7 +180,7 @@ class TerminalCommit(models.Model):
     committed_at = models.DateTimeField()
 
     class Meta:
-        constraints = [models.CheckConstraint(condition=Q(state__in=list(TERMINAL_STATES)), name="terminal_state_only")]
+        constraints = [models.CheckConstraint(condition=Q(state__in=TERMINAL_STATES), name="terminal_state_only")]
 
     def __str__(self) -> str:
         return f"{self.job_id} → {self.state}"
