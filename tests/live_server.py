@@ -21,7 +21,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_database_url() -> str:
+def database_url_of_tests() -> str:
     settings = connection.settings_dict
     host = settings.get("HOST") or settings["OPTIONS"].get("host", "")
     auth = quote(settings["USER"])
@@ -38,7 +38,7 @@ def quire_server(*, storage_dir: Path, extra_env: dict[str, str] | None = None, 
     port = free_port()
     env = {
         **os.environ,
-        "DATABASE_URL": test_database_url(),
+        "DATABASE_URL": database_url_of_tests(),
         "QUIRE_STORAGE_DIR": str(storage_dir),
         "DEBUG": "false",
         "PYTHONUNBUFFERED": "1",

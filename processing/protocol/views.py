@@ -132,7 +132,8 @@ def _claim_body(claim: Claim) -> dict:
         "limits": {"wall_seconds": limit.wall_seconds, "artifact_bytes": limit.artifact_bytes,
                    "diagnostic_bytes": limit.diagnostic_bytes, "lease_seconds": limit.lease_seconds},
         "request": {"operation": claim.operation, "input_schema": operation.input_schema, "options": claim.options,
-                    "input_profile": claim.input_profile, "filename": claim.input_filename},
+                    "input_profile": claim.input_profile, "filename": claim.input_filename,
+                    "attempt": claim.attempt_number},
         "input": {"sha256": claim.input_digest, "size": issued.max_bytes, "schema": operation.input_schema,
                   "download": _ticket_body(issued)},
     }  # fmt: skip

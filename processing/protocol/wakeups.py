@@ -29,6 +29,7 @@ class QueueWakeups:
         self._connected = False
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
+        self._stop = threading.Event()
 
     def generation(self) -> int:
         self._ensure_started()
@@ -41,6 +42,14 @@ class QueueWakeups:
             if not self._connected:
                 timeout = min(timeout, FALLBACK_WAIT_SECONDS)
             self._condition.wait_for(lambda: self._generation != since, timeout=timeout)
+
+    def stop(self) -> None:
+        """Close the listening connection (tests drop their database afterwards)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._thread = None
+        self._stop.clear()
 
     def _ensure_started(self) -> None:
         if self._thread is not None and self._thread.is_alive():
@@ -68,18 +77,19 @@ class QueueWakeups:
 
     def _listen_forever(self, params: dict) -> None:
         backoff = 0.2
-        while True:
+        while not self._stop.is_set():
             try:
                 with psycopg.connect(**params, autocommit=True) as conn:
                     conn.execute(f"LISTEN {QUEUE_CHANNEL}")
                     self._set_connected(True)
                     backoff = 0.2
-                    for _ in conn.notifies():
-                        self._bump()
+                    while not self._stop.is_set():
+                        for _ in conn.notifies(timeout=1.0):
+                            self._bump()
             except psycopg.Error:
                 logger.warning("queue listener disconnected; retrying", exc_info=True)
             self._set_connected(False)
-            time.sleep(backoff)
+            self._stop.wait(backoff)
             backoff = min(backoff * 2, 5.0)
 
 

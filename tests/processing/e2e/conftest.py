@@ -71,6 +71,8 @@ class FakeWorker(RawHttp):
                          **kwargs)  # fmt: skip
 
     def register(self, operations: dict[str, int], *, request_id=None):
-        processors = [{"operation": op, "processor_contract": f"{op}-fake/1", "slots": n} for op, n in operations.items()]
+        processors = [
+            {"operation": op, "processor_contract": f"{op}-fake/1", "slots": n} for op, n in operations.items()
+        ]
         return self.post("sessions", {"instance": "fake", "protocol_version": "1", "processors": processors},
                          request_id=request_id)  # fmt: skip

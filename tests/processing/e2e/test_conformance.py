@@ -88,7 +88,9 @@ def test_the_worker_protocol_end_to_end(owner, author, worker):
 
     # The input download matches the claim's size and digest.
     download = claim["input"]["download"]
-    status, headers, data = worker.request("GET", download["url"], headers={"X-Quire-Transfer-Secret": download["secret"]})
+    status, headers, data = worker.request(
+        "GET", download["url"], headers={"X-Quire-Transfer-Secret": download["secret"]}
+    )
     assert status == 200 and len(data) == claim["input"]["size"]
     assert hashlib.sha256(data).hexdigest() == claim["input"]["sha256"] == headers["X-Quire-Sha256"]
     with tarfile.open(fileobj=io.BytesIO(data)) as archive:
@@ -96,7 +98,9 @@ def test_the_worker_protocol_end_to_end(owner, author, worker):
 
     # Upload ticket replay, the same bytes twice, and a digest mismatch.
     pdf = pdf_bytes(3)
-    status, ticket, ticket_raw = _upload(worker, claim, "pdf", "application/pdf", "main.pdf", pdf, request_id="ticket-0001")
+    status, ticket, ticket_raw = _upload(
+        worker, claim, "pdf", "application/pdf", "main.pdf", pdf, request_id="ticket-0001"
+    )
     assert status == 201
     assert _upload(worker, claim, "pdf", "application/pdf", "main.pdf", pdf, request_id="ticket-0001")[2] == ticket_raw
     assert _put(worker, ticket, pdf)[0] == 200
@@ -110,7 +114,9 @@ def test_the_worker_protocol_end_to_end(owner, author, worker):
 
     # Delivery replay: one finalization, the same answer twice.
     delivery = {"diagnostics": {"log": "all good", "entries": []}}
-    status, delivered, delivered_raw = worker.post(f"claims/{claim['claim_id']}/delivery", delivery, request_id="deliver-0001")
+    status, delivered, delivered_raw = worker.post(
+        f"claims/{claim['claim_id']}/delivery", delivery, request_id="deliver-0001"
+    )
     assert (status, delivered["job_state"]) == (200, "succeeded")
     assert worker.post(f"claims/{claim['claim_id']}/delivery", delivery, request_id="deliver-0001")[2] == delivered_raw
 
@@ -159,7 +165,10 @@ def test_cancellation_while_running_reaches_the_worker_by_heartbeat(owner, autho
     _, session, _ = worker.register({LATEX: 1})
     offers = {"offers": [{"operation": LATEX, "permits": 1}], "wait_seconds": 5}
     claim = worker.post(f"sessions/{session['session_id']}/acquire", offers)[1]["claim"]
-    assert worker.post(f"claims/{claim['claim_id']}/heartbeat", {"phase": "processing"})[1]["cancellation_requested"] is False
+    assert (
+        worker.post(f"claims/{claim['claim_id']}/heartbeat", {"phase": "processing"})[1]["cancellation_requested"]
+        is False
+    )
 
     _, cancelled, _ = author.json("POST", f"/v1/processing/jobs/{job['id']}/cancel")
     assert cancelled["state"] == "running" and cancelled["cancellation_requested"] is True

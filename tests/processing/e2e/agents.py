@@ -1,0 +1,54 @@
+"""Real worker agent processes for end-to-end and fault tests."""
+
+import os
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.processing.factories import WORKER_TOKEN
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def token_file(directory: Path) -> Path:
+    path = directory / "worker.token"
+    if not path.exists():
+        path.write_text(WORKER_TOKEN)
+    return path
+
+
+@contextmanager
+def running_agent(url: str, directory: Path, *extra: str, name: str = "agent"):
+    """Start ``python -m processing.worker`` serving test.echo/v1; stop (SIGTERM, then SIGKILL) afterwards."""
+    log = open(directory / f"{name}.log", "ab")  # noqa: SIM115  closed below
+    process = subprocess.Popen(
+        [
+            sys.executable, "-m", "processing.worker", "--core-url", url, "--token-file", str(token_file(directory)),
+            "--instance", name, "--test-operations", "--operations", "test.echo/v1",
+            "--work-dir", str(directory / f"{name}-work"), "--acquire-wait", "5", *extra,
+        ],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        log.close()
+
+
+def wait_until(condition, *, timeout: float = 60.0, what: str = "condition"):
+    """Poll the database (or a process) until ``condition()`` is truthy."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if result := condition():
+            return result
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")

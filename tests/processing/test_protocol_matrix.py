@@ -1,0 +1,228 @@
+"""Replay, conflict and authorization for every worker route (in-process client, real database)."""
+
+import hashlib
+import json
+import uuid
+
+import psycopg
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from processing.admission import advisory_key
+from processing.models import WorkerRequest, WorkerSession
+from processing.submission import job_submit
+from tests.factories import ProjectFactory
+from tests.processing.factories import WORKER_TOKEN, WORKER_TOKEN_SHA256
+
+OTHER_TOKEN = "another-identitys-token"
+PREFIX = "/internal/processing/v1"
+ECHO = "test.echo/v1"
+
+
+@pytest.fixture(autouse=True)
+def two_identities(settings, tmp_path):
+    path = tmp_path / "two.toml"
+    path.write_text(
+        f'[[workers]]\nname = "pool"\ntoken_sha256 = "{WORKER_TOKEN_SHA256}"\noperations = ["{ECHO}"]\n'
+        f'[[workers]]\nname = "other"\ntoken_sha256 = "{hashlib.sha256(OTHER_TOKEN.encode()).hexdigest()}"\n'
+        f'operations = ["{ECHO}"]\n'
+    )
+    settings.QUIRE_DEPLOYMENT_FILE = str(path)
+
+
+def worker_client(token=WORKER_TOKEN) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    return client
+
+
+def post(client, path, payload, request_id=None):
+    body = {**payload, "request_id": request_id or uuid.uuid4().hex}
+    return client.generic("POST", f"{PREFIX}/{path}", json.dumps(body), content_type="application/json")
+
+
+def register(client=None):
+    processors = [{"operation": ECHO, "processor_contract": "echo/1", "slots": 2}]
+    response = post(
+        client or worker_client(), "sessions", {"instance": "t", "protocol_version": "1", "processors": processors}
+    )
+    assert response.status_code == 201, response.content
+    return response.json()["session_id"]
+
+
+@pytest.fixture
+def claimed(owner):
+    """A session, and a claim on an echo job (with its download ticket)."""
+    project = ProjectFactory(owner=owner, starter=True)
+    job_submit(actor_id=owner.pk, operation_name=ECHO, idempotency_key="k", project_id=project.pk)
+    session_id = register()
+    response = post(worker_client(), f"sessions/{session_id}/acquire",
+                    {"offers": [{"operation": ECHO, "permits": 1}], "wait_seconds": 0})  # fmt: skip
+    return session_id, response.json()["claim"]
+
+
+def routes(session_id: str, claim_id: str) -> dict[str, tuple[str, dict, dict]]:
+    """route name → (path, payload, a different payload)."""
+    upload = {"role": "echo", "media_type": "application/octet-stream", "filename": "e", "size": 1, "sha256": "a" * 64}
+    return {
+        "register": ("sessions", {"instance": "t", "protocol_version": "1",
+                                  "processors": [{"operation": ECHO, "processor_contract": "c", "slots": 1}]},
+                     {"instance": "u", "protocol_version": "1",
+                      "processors": [{"operation": ECHO, "processor_contract": "c", "slots": 1}]}),
+        "session_heartbeat": (f"sessions/{session_id}/heartbeat", {"health": {ECHO: True}}, {"health": {ECHO: False}}),
+        "acquire": (f"sessions/{session_id}/acquire", {"offers": [{"operation": ECHO, "permits": 1}], "wait_seconds": 0},
+                    {"offers": [{"operation": ECHO, "permits": 2}], "wait_seconds": 0}),
+        "claim_heartbeat": (f"claims/{claim_id}/heartbeat", {"phase": "processing"}, {"phase": "uploading_result"}),
+        "upload_ticket": (f"claims/{claim_id}/uploads", upload, {**upload, "size": 2}),
+        "failure": (f"claims/{claim_id}/failure", {"failure_class": "processor_rejected", "code": "x", "message": "m"},
+                    {"failure_class": "resource_limit", "code": "x", "message": "m"}),
+        "release": (f"claims/{claim_id}/release", {}, {"extra": 1}),
+        "delivery": (f"claims/{claim_id}/delivery", {}, {"diagnostics": {"log": "x"}}),
+        "drain": (f"sessions/{session_id}/drain", {}, {"extra": 1}),
+    }  # fmt: skip
+
+
+ROUTES = ["register", "session_heartbeat", "acquire", "claim_heartbeat", "upload_ticket", "failure", "release",
+          "delivery", "drain"]  # fmt: skip
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_retry_returns_the_stored_response_byte_for_byte(claimed, route):
+    session_id, claim = claimed
+    path, payload, _ = routes(session_id, claim["claim_id"])[route]
+    first = post(worker_client(), path, payload, request_id="replayed-request")
+    again = post(worker_client(), path, payload, request_id="replayed-request")
+    assert (again.status_code, again.content) == (first.status_code, first.content)
+    assert WorkerRequest.objects.filter(request_id="replayed-request").count() == 1
+
+
+@pytest.mark.django_db
+def test_a_retried_registration_makes_one_session():
+    client = worker_client()
+    processors = [{"operation": ECHO, "processor_contract": "c", "slots": 1}]
+    for _ in range(3):
+        post(client, "sessions", {"instance": "t", "protocol_version": "1", "processors": processors}, "register-once")
+    assert WorkerSession.objects.count() == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("route", ROUTES)
+def test_the_same_request_id_with_another_payload_is_409(claimed, route):
+    session_id, claim = claimed
+    path, payload, changed = routes(session_id, claim["claim_id"])[route]
+    post(worker_client(), path, payload, request_id="conflicting-id")
+    response = post(worker_client(), path, changed, request_id="conflicting-id")
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "request_id_reused"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_request_still_in_flight_is_409_request_in_progress(claimed, route):
+    session_id, claim = claimed
+    path, payload, _ = routes(session_id, claim["claim_id"])[route]
+    params = {k: v for k, v in connection.get_connection_params().items() if k not in ("cursor_factory", "context")}
+    with psycopg.connect(**params, autocommit=True) as holder:
+        holder.execute("SELECT pg_advisory_lock(%s)", [advisory_key("worker-request", "pool:in-flight-id")])
+        response = post(worker_client(), path, payload, request_id="in-flight-id")
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "request_in_progress"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("token", [None, "wrong-token"])
+def test_every_route_needs_a_worker_token(claimed, route, token):
+    session_id, claim = claimed
+    path, payload, _ = routes(session_id, claim["claim_id"])[route]
+    client = APIClient()
+    if token:
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    stored = WorkerRequest.objects.count()
+    response = post(client, path, payload)
+    assert response.status_code == 401
+    assert WorkerRequest.objects.count() == stored
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("route", [r for r in ROUTES if r != "register"])
+def test_another_identity_cannot_touch_my_session_or_claim(claimed, route):
+    session_id, claim = claimed
+    path, payload, _ = routes(session_id, claim["claim_id"])[route]
+    response = post(worker_client(OTHER_TOKEN), path, payload)
+    assert response.status_code in (404, 409)
+    assert response.json()["error"]["code"] in ("session_not_found", "claim_lost")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("token_kind", ["user", "worker"])
+def test_user_tokens_and_worker_tokens_do_not_cross(owner, token_kind, api_client_for):
+    from tests.factories import bearer_token_for
+
+    if token_kind == "user":
+        response = post(worker_client(bearer_token_for(owner)), "sessions", {"instance": "t", "protocol_version": "1",
+                                                                            "processors": []})  # fmt: skip
+    else:
+        response = worker_client().get("/v1/projects")
+    assert response.status_code == 401
+
+
+@pytest.mark.django_db
+def test_registering_a_processor_outside_the_identitys_scope_is_422():
+    processors = [{"operation": "latex.compile.pdf/v1", "processor_contract": "c", "slots": 1}]
+    response = post(worker_client(), "sessions", {"instance": "t", "protocol_version": "1", "processors": processors})
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "processor_out_of_scope"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"instance": "t", "protocol_version": "2", "processors": [{"operation": ECHO, "processor_contract": "c", "slots": 1}]},
+        {"instance": "t", "protocol_version": "1", "processors": []},
+        {"instance": "t", "protocol_version": "1", "processors": [{"operation": ECHO, "processor_contract": "c", "slots": 0}]},
+        {"instance": "t", "protocol_version": "1", "processors": [{"operation": "nope/v1", "processor_contract": "c", "slots": 1}]},
+    ],
+)  # fmt: skip
+def test_invalid_registrations_are_422(payload):
+    response = post(worker_client(), "sessions", payload)
+    assert response.status_code == 422
+    assert WorkerSession.objects.count() == 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("request_id", ["short", "x" * 65, "has space here", None])
+def test_a_bad_request_id_is_refused(request_id):
+    body = {
+        "instance": "t",
+        "protocol_version": "1",
+        "processors": [{"operation": ECHO, "processor_contract": "c", "slots": 1}],
+    }
+    if request_id is not None:
+        body["request_id"] = request_id
+    response = worker_client().generic("POST", f"{PREFIX}/sessions", json.dumps(body), content_type="application/json")
+    assert response.status_code == 422
+    assert WorkerSession.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_transfer_tickets_need_their_secret(claimed):
+    _, claim = claimed
+    download = claim["input"]["download"]
+    wrong = worker_client().get(download["url"], HTTP_X_QUIRE_TRANSFER_SECRET="guess")
+    missing = worker_client().get(download["url"])
+    right = worker_client().get(download["url"], HTTP_X_QUIRE_TRANSFER_SECRET=download["secret"])
+    assert (wrong.status_code, missing.status_code, right.status_code) == (403, 403, 200)
+    assert hashlib.sha256(right.content).hexdigest() == claim["input"]["sha256"]
+
+
+@pytest.mark.django_db
+def test_an_upload_ticket_cannot_download_and_a_download_ticket_cannot_upload(claimed):
+    _, claim = claimed
+    download = claim["input"]["download"]
+    response = worker_client().generic("PUT", download["url"], b"x", content_type="application/octet-stream",
+                                       HTTP_X_QUIRE_TRANSFER_SECRET=download["secret"])  # fmt: skip
+    assert response.status_code == 403
