@@ -10,7 +10,6 @@ timeout until it reconnects.
 
 import logging
 import threading
-import time
 
 import psycopg
 from django.db import connections
