@@ -23,23 +23,42 @@ def executor():
 def import_pptx(tmp_path, executor):
     """``import_pptx(data, profile=..., bounds=...)`` runs the PPTX import on ``data``."""
 
-    def run(data: bytes, *, profile: str = "editable", bounds: ImportBounds | None = None, limits=LIMITS,
-            filename: str = "deck.pptx", processor: PptxImportProcessor | None = None):  # fmt: skip
+    def run(
+        data: bytes,
+        *,
+        profile: str = "editable",
+        bounds: ImportBounds | None = None,
+        limits=LIMITS,
+        filename: str = "deck.pptx",
+        processor: PptxImportProcessor | None = None,
+    ):
         input_dir, output_dir = _fresh_dirs(tmp_path)
         (input_dir / "input.pptx").write_bytes(data)
         processor = processor or PptxImportProcessor(bounds=bounds)
-        return processor.run(input_dir=input_dir, output_dir=output_dir, limits=limits, cancel=threading.Event(),
-                             request={"input_profile": profile, "filename": filename}, executor=executor)  # fmt: skip
+        return processor.run(
+            input_dir=input_dir,
+            output_dir=output_dir,
+            limits=limits,
+            cancel=threading.Event(),
+            request={"input_profile": profile, "filename": filename},
+            executor=executor,
+        )
 
     return run
 
 
 @pytest.fixture
 def export_typst(tmp_path, executor):
-    """``export_typst({"main.typ": "..."}, entry_path=...)`` runs the Typst→PPTX export on a project-bundle/v1."""
+    """``export_typst({"main.typ": "..."})`` runs the Typst→PPTX export on that project-bundle/v1."""
 
-    def run(files: dict[str, str | bytes], *, entry_path: str = "main.typ", project_type: str = "typst",
-            processor: TypstExportProcessor | None = None, limits=LIMITS):  # fmt: skip
+    def run(
+        files: dict[str, str | bytes],
+        *,
+        entry_path: str = "main.typ",
+        project_type: str = "typst",
+        processor: TypstExportProcessor | None = None,
+        limits=LIMITS,
+    ):
         input_dir, output_dir = _fresh_dirs(tmp_path)
         write_project_bundle(input_dir, files, entry_path=entry_path, project_type=project_type)
         return (processor or TypstExportProcessor()).run(
@@ -68,9 +87,16 @@ def write_project_bundle(
         records.append(
             {"path": path, "kind": kind, "length": len(data), "sha256": hashlib.sha256(data).hexdigest()}
         )
-    manifest = {"schema": "project-bundle/v1", "project_type": project_type, "entry_path": entry_path,
-                "settings": {}, "workspace_version": 1, "content_generation": 3, "source_epoch": 1_700_000_000,
-                "files": records}  # fmt: skip
+    manifest = {
+        "schema": "project-bundle/v1",
+        "project_type": project_type,
+        "entry_path": entry_path,
+        "settings": {},
+        "workspace_version": 1,
+        "content_generation": 3,
+        "source_epoch": 1_700_000_000,
+        "files": records,
+    }
     (root / "manifest.json").write_text(json.dumps(manifest, sort_keys=True), encoding="utf-8")
     return root / "files"
 

@@ -8,11 +8,11 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 
+from PIL import Image
 from pptx import Presentation
 from pptx.chart.data import CategoryChartData
 from pptx.enum.chart import XL_CHART_TYPE
 from pptx.util import Inches, Pt
-from PIL import Image
 
 TITLE_LAYOUT, BULLETS_LAYOUT, TITLE_ONLY_LAYOUT, BLANK_LAYOUT = 0, 1, 5, 6
 
@@ -48,9 +48,16 @@ def five_slide_deck(picture: bytes) -> tuple[bytes, list[SlideFacts]]:
 
     agenda = presentation.slides.add_slide(layouts[BULLETS_LAYOUT])
     agenda.shapes.title.text = "Agenda"
-    _bullets(agenda.placeholders[1].text_frame, [(0, "Revenue up 12%"), (1, "EMEA [best] region"),
-                                                 (1, "APAC_growth of $5M"), (0, "Hiring plan"),
-                                                 (1, "Engineers @ twice the rate")])  # fmt: skip
+    _bullets(
+        agenda.placeholders[1].text_frame,
+        [
+            (0, "Revenue up 12%"),
+            (1, "EMEA [best] region"),
+            (1, "APAC_growth of $5M"),
+            (0, "Hiring plan"),
+            (1, "Engineers @ twice the rate"),
+        ],
+    )
     agenda.notes_slide.notes_text_frame.text = "Mention the <targets> // carefully\nthen pause"
 
     numbers = presentation.slides.add_slide(layouts[TITLE_ONLY_LAYOUT])
@@ -91,7 +98,7 @@ def five_slide_deck(picture: bytes) -> tuple[bytes, list[SlideFacts]]:
                 "Hiring plan",
                 "Engineers @ twice the rate",
             ),
-        ),  # fmt: skip
+        ),
         SlideFacts("Numbers", ("Region", "Q1", "Q2", "North", "South")),
         SlideFacts("Team photo", ()),
         SlideFacts("Outlook", ("Thanks!", "example.com/next")),
@@ -127,7 +134,7 @@ def deck_with_picture(picture: bytes) -> bytes:
 
 
 def png_claiming_size(width: int, height: int) -> bytes:
-    """A tiny PNG whose header claims ``width``×``height`` pixels (a decompression-bomb picture)."""
+    """A tiny PNG whose header claims ``width`` x ``height`` pixels (a decompression-bomb picture)."""
 
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
@@ -138,7 +145,7 @@ def png_claiming_size(width: int, height: int) -> bytes:
 
 
 def noise_png(side: int) -> bytes:
-    """A PNG that does not compress: about 3 × side² bytes."""
+    """A PNG that does not compress: about 3 x side² bytes."""
     size = side * side * 3
     noise = b"".join(hashlib.sha256(block.to_bytes(4, "big")).digest() for block in range(size // 32 + 1))
     image = Image.frombytes("RGB", (side, side), noise[:size])
@@ -167,10 +174,14 @@ def deck_with_slides(count: int) -> bytes:
     for number in range(2, count + 1):
         parts[f"ppt/slides/slide{number}.xml"] = slide
         parts[f"ppt/slides/_rels/slide{number}.xml.rels"] = slide_rels
-        overrides.append(f'<Override PartName="/ppt/slides/slide{number}.xml" ContentType="application/'
-                         f'vnd.openxmlformats-officedocument.presentationml.slide+xml"/>')  # fmt: skip
-        relationships.append(f'<Relationship Id="rIdCopy{number}" Type="http://schemas.openxmlformats.org/'
-                             f'officeDocument/2006/relationships/slide" Target="slides/slide{number}.xml"/>')  # fmt: skip
+        overrides.append(
+            f'<Override PartName="/ppt/slides/slide{number}.xml" ContentType="application/'
+            f'vnd.openxmlformats-officedocument.presentationml.slide+xml"/>'
+        )
+        relationships.append(
+            f'<Relationship Id="rIdCopy{number}" Type="http://schemas.openxmlformats.org/'
+            f'officeDocument/2006/relationships/slide" Target="slides/slide{number}.xml"/>'
+        )
         slide_ids.append(f'<p:sldId id="{1000 + number}" r:id="rIdCopy{number}"/>')
     _insert_before(parts, "[Content_Types].xml", "</Types>", "".join(overrides))
     _insert_before(parts, "ppt/_rels/presentation.xml.rels", "</Relationships>", "".join(relationships))

@@ -67,7 +67,7 @@ def test_pages_have_the_decks_size_and_aspect_ratio(import_pptx, deck, tmp_path)
     unpacked_project(result, tmp_path / "project")
     pdf = typst.compile(str(tmp_path / "project" / "main.typ"), ignore_system_fonts=True)
     box = PdfReader(io.BytesIO(pdf)).pages[0].mediabox
-    assert (round(float(box.width)), round(float(box.height))) == (960, 540)  # 13.333 in × 7.5 in
+    assert (round(float(box.width)), round(float(box.height))) == (960, 540)  # 13.333 in x 7.5 in
 
 
 def test_bullet_levels_become_nested_typst_lists(import_pptx, deck, tmp_path):
@@ -90,7 +90,7 @@ def test_picture_asset_is_byte_identical_and_placed_where_it_was(import_pptx, de
     assets = [item for item in bundle.files if item.kind == "asset"]
     assert [item.data for item in assets] == [picture]
     source = (tmp_path / "project" / "main.typ").read_text()
-    # 4 in, 2 in → 288pt, 144pt; 4.5 in × 3 in → 324pt × 216pt
+    # 4 in, 2 in → 288pt, 144pt; 4.5 in x 3 in → 324pt x 216pt
     assert f'dx: 288pt, dy: 144pt, image("{assets[0].path}", width: 324pt, height: 216pt' in source
 
 
@@ -107,11 +107,20 @@ def test_report_lists_slides_and_what_was_approximated_or_dropped(import_pptx, d
     result = import_pptx(deck[0])
 
     report = json.loads(outputs_by_role(result)["report"].path.read_text())
-    assert report["source"] == {"filename": "deck.pptx", "slides": 5, "width_pt": 959.98, "height_pt": 540.0,
-                                "aspect_ratio": "16:9"}  # fmt: skip
+    assert report["source"] == {
+        "filename": "deck.pptx",
+        "slides": 5,
+        "width_pt": 959.98,
+        "height_pt": 540.0,
+        "aspect_ratio": "16:9",
+    }
     assert [slide["title"] for slide in report["slides"]] == [
-        "Quarterly Review #3", "Agenda", "Numbers", "Team photo", "Outlook",
-    ]  # fmt: skip
+        "Quarterly Review #3",
+        "Agenda",
+        "Numbers",
+        "Team photo",
+        "Outlook",
+    ]
     assert report["summary"]["dropped"]["chart"] == 1
     assert report["summary"]["approximated"]["table"] == 1
     outlook = report["slides"][4]
