@@ -108,19 +108,16 @@ def _page_size(svg: bytes) -> tuple[float, float]:
 def choose_ppi(sizes: list[tuple[float, float]], settings: ExportSettings) -> float:
     """``target_ppi``, lowered only as far as keeps the largest page within ``max_page_pixels``."""
     largest_square_inches = max(width * height for width, height in sizes) / (72 * 72)
-    ceiling = (
-        math.sqrt(settings.max_page_pixels / largest_square_inches)
-        if largest_square_inches
-        else settings.target_ppi
-    )
-    ppi = min(settings.target_ppi, ceiling)
+    # Typst rounds pixel sizes up; the 0.5 % margin keeps the product under the budget all the same.
+    ceiling = 0.995 * math.sqrt(settings.max_page_pixels / max(largest_square_inches, 1e-9))
+    ppi = math.floor(min(settings.target_ppi, ceiling) * 100) / 100
     if ppi < MIN_PPI:
         raise ConversionFailure(
             "resource_limit",
             "page_too_large",
             "A page is too large to render as a slide picture within the pixel limit.",
         )
-    return round(ppi, 2)
+    return ppi
 
 
 def fonts_in_pdf(pdf: list[bytes]) -> list[str]:

@@ -27,11 +27,12 @@ class SubprocessTestExecutor:
     def __init__(self):
         self.last_argv: list[str] | None = None
         self.last_readable: list[Path] = []
+        self.last_writable: list[Path] = []
 
     def run(
         self, argv, *, cwd, writable, readable, env, limits: Limits, cancel: threading.Event
     ) -> CompletedRun:
-        self.last_argv, self.last_readable = list(argv), list(readable)
+        self.last_argv, self.last_readable, self.last_writable = list(argv), list(readable), list(writable)
         process = subprocess.Popen(
             argv,
             cwd=cwd,
