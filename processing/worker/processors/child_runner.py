@@ -85,18 +85,8 @@ def run_child(
     """Run ``python -m module`` in the sandbox; return its diagnostics or raise ProcessorFailure."""
     scratch_dir = output_dir / SCRATCH_DIR
     scratch_dir.mkdir(parents=True, exist_ok=True)
-    argv = [
-        sys.executable,
-        "-B",
-        "-m",
-        module,
-        "--input",
-        str(input_dir),
-        "--output",
-        str(output_dir),
-        "--settings",
-        json.dumps(settings, sort_keys=True),
-    ]
+    argv = [sys.executable, "-B", "-m", module, "--input", str(input_dir), "--output", str(output_dir)]
+    argv += ["--settings", json.dumps(settings, sort_keys=True)]
     try:
         completed = executor.run(
             argv,
@@ -109,6 +99,10 @@ def run_child(
         )
     finally:
         shutil.rmtree(scratch_dir, ignore_errors=True)
+    return _judged(completed, output_dir, limits)
+
+
+def _judged(completed, output_dir: Path, limits: Limits) -> ChildOutcome:
     log = bounded_log(completed.stderr + completed.stdout, limits.log_bytes)
     _raise_for_interruption(completed, log)
     outcome = _read_outcome(output_dir / OUTCOME_FILE)

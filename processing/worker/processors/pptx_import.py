@@ -64,16 +64,9 @@ class PptxImportProcessor:
         executor: Executor,
     ) -> ProcessorResult:
         profile = request.get("input_profile") or "editable"
-        filename = str(request.get("filename") or "presentation.pptx")[:255]
         self._check_request(profile, input_dir)
-        settings = {"input_profile": profile, "filename": filename, "bounds": self.bounds.to_settings()}
-        extra_readable: tuple[Path, ...] = ()
-        if profile == "faithful":
-            settings |= {
-                "soffice": self._soffice,
-                "render_timeout_seconds": round(limits.wall_seconds * 0.6, 1),
-            }
-            extra_readable = self._libreoffice_paths()
+        settings = self._child_settings(profile, request, limits)
+        extra_readable = self._libreoffice_paths() if profile == "faithful" else ()
         outcome = run_child(
             module=CHILD_MODULE,
             input_dir=input_dir,
@@ -95,6 +88,16 @@ class PptxImportProcessor:
             ),
             diagnostics=outcome.diagnostics,
         )
+
+    def _child_settings(self, profile: str, request: dict, limits: Limits) -> dict:
+        filename = str(request.get("filename") or "presentation.pptx")[:255]
+        settings = {"input_profile": profile, "filename": filename, "bounds": self.bounds.to_settings()}
+        if profile == "faithful":  # LibreOffice gets most of the wall time, leaving room to finish up
+            settings |= {
+                "soffice": self._soffice,
+                "render_timeout_seconds": round(limits.wall_seconds * 0.6, 1),
+            }
+        return settings
 
     def _check_request(self, profile: str, input_dir: Path) -> None:
         if profile not in PROFILES:

@@ -38,28 +38,17 @@ def convert(arguments: ChildArguments) -> tuple[dict, ...]:
     settings = arguments.settings
     bounds = ImportBounds.from_settings(settings.get("bounds", {}))
     profile, source_name = settings["input_profile"], settings["filename"]
-    source = arguments.input_dir / INPUT_NAME
-    guard_package(source, bounds)
-    presentation = _open(source)
+    guard_package(arguments.input_dir / INPUT_NAME, bounds)
+    presentation = _open(arguments.input_dir / INPUT_NAME)
     report, assets, converted = ConversionReport(), AssetStore(bounds), []
     deck = _read(presentation, bounds=bounds, report=report, assets=assets, converted=converted)
     if profile == "faithful":
         deck = _with_backgrounds(deck, presentation, converted, arguments=arguments, assets=assets)
     elif _has_master_design(presentation):
-        report.dropped(
-            "master_design",
-            slide=0,
-            shape="",
-            detail="backgrounds and decorations of the slide master and layouts",
-        )
+        detail = "backgrounds and decorations of the slide master and layouts"
+        report.dropped("master_design", slide=0, shape="", detail=detail)
     source_text = deck_source(deck, source_name=source_name, profile=profile).encode("utf-8")
-    if len(source_text) > bounds.max_main_typ_bytes:
-        raise ConversionFailure(
-            "resource_limit",
-            "main_typ_too_large",
-            f"The converted text ({len(source_text)} bytes) is larger than a project "
-            f"file may be ({bounds.max_main_typ_bytes} bytes).",
-        )
+    _check_source_size(source_text, bounds)
     files = (
         BundleFile(ENTRY_PATH, "text", source_text),
         *(BundleFile(path, "asset", data) for path, data in assets.files.items()),
@@ -79,6 +68,16 @@ def convert(arguments: ChildArguments) -> tuple[dict, ...]:
         json.dumps(document, ensure_ascii=False, indent=2), "utf-8"
     )
     return tuple(diagnostic_entry(message, severity="warning") for message in compile_warnings)
+
+
+def _check_source_size(source_text: bytes, bounds: ImportBounds) -> None:
+    if len(source_text) > bounds.max_main_typ_bytes:
+        raise ConversionFailure(
+            "resource_limit",
+            "main_typ_too_large",
+            f"The converted text ({len(source_text)} bytes) is larger than a project "
+            f"file may be ({bounds.max_main_typ_bytes} bytes).",
+        )
 
 
 def _open(source: Path):

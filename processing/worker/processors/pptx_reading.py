@@ -95,6 +95,21 @@ class SlideReading:
     blocks: list = field(default_factory=list)
     shape_count: int = 0
 
+    def count_shape(self) -> None:
+        self.shape_count += 1
+        if self.shape_count > self.bounds.max_shapes_per_slide:
+            raise ConversionFailure(
+                "resource_limit",
+                "too_many_shapes",
+                f"Slide {self.number} has more than {self.bounds.max_shapes_per_slide} shapes.",
+            )
+
+    def drop(self, kind: str, shape, detail: str) -> None:
+        self.report.dropped(kind, slide=self.number, shape=getattr(shape, "name", ""), detail=detail)
+
+    def approximate(self, kind: str, shape, detail: str) -> None:
+        self.report.approximated(kind, slide=self.number, shape=getattr(shape, "name", ""), detail=detail)
+
 
 def read_deck(
     presentation, *, bounds: ImportBounds, report: ConversionReport, assets: AssetStore, converted: list
@@ -134,44 +149,30 @@ def _read_slide(slide, reading: SlideReading) -> Slide:
 
 
 def _read_shape(shape, placement: Placement, *, depth: int, reading: SlideReading) -> None:
-    reading.shape_count += 1
-    if reading.shape_count > reading.bounds.max_shapes_per_slide:
-        raise ConversionFailure(
-            "resource_limit",
-            "too_many_shapes",
-            f"Slide {reading.number} has more than {reading.bounds.max_shapes_per_slide} shapes.",
-        )
+    reading.count_shape()
     if isinstance(shape, GroupShape):
         _read_group(shape, placement, depth=depth, reading=reading)
     elif isinstance(shape, Movie) or _is_audio(shape):
-        reading.report.dropped(
-            "media", slide=reading.number, shape=shape.name, detail="embedded video or audio"
-        )
+        reading.drop("media", shape, "embedded video or audio")
     elif isinstance(shape, Picture):
-        _keep(
+        frame = _frame(shape, placement, reading)
+        block = picture_block(
             shape,
-            picture_block(
-                shape,
-                _frame(shape, placement, reading),
-                slide=reading.number,
-                bounds=reading.bounds,
-                report=reading.report,
-                assets=reading.assets,
-            ),
-            reading,
+            frame,
+            slide=reading.number,
+            bounds=reading.bounds,
+            report=reading.report,
+            assets=reading.assets,
         )
+        _keep(shape, block, reading)
     elif isinstance(shape, GraphicFrame):
         _read_graphic_frame(shape, placement, reading)
     elif isinstance(shape, Connector):
-        reading.report.dropped(
-            "connector", slide=reading.number, shape=shape.name, detail="line or connector"
-        )
+        reading.drop("connector", shape, "line or connector")
     elif isinstance(shape, Shape):
         _read_autoshape(shape, placement, reading)
     else:
-        reading.report.dropped(
-            "unsupported_shape", slide=reading.number, shape=shape.name, detail=type(shape).__name__
-        )
+        reading.drop("unsupported_shape", shape, type(shape).__name__)
 
 
 def _read_group(group, placement: Placement, *, depth: int, reading: SlideReading) -> None:
@@ -182,9 +183,7 @@ def _read_group(group, placement: Placement, *, depth: int, reading: SlideReadin
             f"Slide {reading.number} nests groups more than {reading.bounds.max_group_depth} deep.",
         )
     if group.rotation:
-        reading.report.approximated(
-            "group", slide=reading.number, shape=group.name, detail="group rotation ignored"
-        )
+        reading.approximate("group", group, "group rotation ignored")
     inner = placement.inside(group._element)
     for shape in group.shapes:
         _read_shape(shape, inner, depth=depth + 1, reading=reading)
@@ -193,16 +192,11 @@ def _read_group(group, placement: Placement, *, depth: int, reading: SlideReadin
 def _read_graphic_frame(shape, placement: Placement, reading: SlideReading) -> None:
     if shape.has_table:
         _keep(shape, _table_block(shape, _frame(shape, placement, reading), placement), reading)
-        reading.report.approximated(
-            "table",
-            slide=reading.number,
-            shape=shape.name,
-            detail="table style (colours, banding, borders) not kept",
-        )
+        reading.approximate("table", shape, "table style (colours, banding, borders) not kept")
         return
     uri = shape._element.graphicData_uri if hasattr(shape._element, "graphicData_uri") else ""
     kind, label = _GRAPHIC_KINDS.get(uri, ("unsupported_graphic", "graphic frame"))
-    reading.report.dropped(kind, slide=reading.number, shape=shape.name, detail=label)
+    reading.drop(kind, shape, label)
 
 
 def _read_autoshape(shape, placement: Placement, reading: SlideReading) -> None:
@@ -211,17 +205,10 @@ def _read_autoshape(shape, placement: Placement, reading: SlideReading) -> None:
     if fill is not None:
         ellipse = _auto_shape_type(shape) == MSO_AUTO_SHAPE_TYPE.OVAL
         if not ellipse and _auto_shape_type(shape) != MSO_AUTO_SHAPE_TYPE.RECTANGLE:
-            reading.report.approximated(
-                "shape", slide=reading.number, shape=shape.name, detail="outline drawn as a rectangle"
-            )
+            reading.approximate("shape", shape, "outline drawn as a rectangle")
         reading.blocks.append(FilledShape(frame=frame, fill=fill, ellipse=ellipse))
     elif not shape.is_placeholder and _draws_geometry(shape):
-        reading.report.dropped(
-            "shape",
-            slide=reading.number,
-            shape=shape.name,
-            detail="shape drawing (theme or non-solid fill, outline)",
-        )
+        reading.drop("shape", shape, "shape drawing (theme or non-solid fill, outline)")
     role = text_role(shape)
     paragraphs = read_paragraphs(shape.text_frame, role=role) if shape.has_text_frame else ()
     has_text = any(paragraph.text.strip() for paragraph in paragraphs)
@@ -268,12 +255,7 @@ def _frame(shape, placement: Placement, reading: SlideReading) -> Frame:
     except (AttributeError, ValueError, KeyError):
         geometry = (None,)
     if None in geometry:
-        reading.report.approximated(
-            "position",
-            slide=reading.number,
-            shape=shape.name,
-            detail="no position; placed over the whole slide",
-        )
+        reading.approximate("position", shape, "no position; placed over the whole slide")
         return reading.slide_frame
     return placement.frame(*geometry, rotation=float(getattr(shape, "rotation", 0.0) or 0.0))
 
@@ -328,13 +310,10 @@ def _notes(slide) -> str:
 def _report_slide_extras(slide, reading: SlideReading) -> None:
     element = slide._element
     if element.find("p:timing", _NAMESPACES) is not None:
-        reading.report.dropped("animation", slide=reading.number, shape="", detail="slide animations")
+        reading.drop("animation", None, "slide animations")
     if element.find("p:transition", _NAMESPACES) is not None:
-        reading.report.dropped("transition", slide=reading.number, shape="", detail="slide transition")
+        reading.drop("transition", None, "slide transition")
     for _ in element.iterfind("p:cSld/p:spTree//mc:AlternateContent", _NAMESPACES):
-        reading.report.dropped(
-            "unsupported_content",
-            slide=reading.number,
-            shape="",
-            detail="content for newer PowerPoint versions (e.g. 3D models, ink)",
+        reading.drop(
+            "unsupported_content", None, "content for newer PowerPoint versions (e.g. 3D models, ink)"
         )

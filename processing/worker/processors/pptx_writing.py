@@ -26,6 +26,10 @@ class RenderedPage:
     width_pt: float
     height_pt: float
 
+    @property
+    def size(self) -> tuple[float, float]:
+        return self.width_pt, self.height_pt
+
 
 @dataclass(frozen=True)
 class SlideSize:

@@ -55,6 +55,26 @@ def convert(arguments: ChildArguments) -> tuple[dict, ...]:
         package_path=str(isolation.packages),
         package_cache_path=str(isolation.cache),
     )
+    rendering = _render(compiler, project, settings)
+    size = slide_size_for(*rendering.pages[0].size)
+    epoch = datetime.fromtimestamp(project.source_epoch, tz=UTC)
+    pptx = build_presentation(rendering.pages, size=size, title=project.title, epoch=epoch)
+    (arguments.output_dir / PPTX_NAME).write_bytes(pptx)
+    report = export_report(project, rendering=rendering, size=size, settings=settings)
+    (arguments.output_dir / REPORT_NAME).write_text(json.dumps(report, ensure_ascii=False, indent=2), "utf-8")
+    return (*rendering.warnings, isolation.entry)
+
+
+@dataclass(frozen=True)
+class Rendering:
+    pages: list[RenderedPage]
+    ppi: float
+    fonts: list[str]
+    warnings: list[dict]
+
+
+def _render(compiler, project: TypstProject, settings: ExportSettings) -> Rendering:
+    """Pages as PNG at a slide resolution, with the fonts used and the compiler's warnings."""
     svgs, found_warnings = _compile(compiler, project, format="svg")
     sizes = [_page_size(svg) for svg in svgs]
     if len(sizes) > settings.max_pages:
@@ -67,23 +87,8 @@ def convert(arguments: ChildArguments) -> tuple[dict, ...]:
     pdf, _ = _compile(compiler, project, format="pdf")
     pngs, _ = _compile(compiler, project, format="png", ppi=ppi)
     pages = [RenderedPage(png, width, height) for png, (width, height) in zip(pngs, sizes, strict=True)]
-    size = slide_size_for(*sizes[0])
-    epoch = datetime.fromtimestamp(project.source_epoch, tz=UTC)
-    (arguments.output_dir / PPTX_NAME).write_bytes(
-        build_presentation(pages, size=size, title=project.title, epoch=epoch)
-    )
     warnings_found = warning_entries(found_warnings, project.files_root)
-    report = export_report(
-        project,
-        pages=pages,
-        size=size,
-        ppi=ppi,
-        fonts=fonts_in_pdf(pdf),
-        warnings=warnings_found,
-        settings=settings,
-    )
-    (arguments.output_dir / REPORT_NAME).write_text(json.dumps(report, ensure_ascii=False, indent=2), "utf-8")
-    return (*warnings_found, isolation.entry)
+    return Rendering(pages=pages, ppi=ppi, fonts=fonts_in_pdf(pdf), warnings=warnings_found)
 
 
 def _compile(compiler, project: TypstProject, **options) -> tuple[list[bytes], list]:

@@ -1,6 +1,6 @@
 """The Typst→PPTX export's report (``typst-export-report/v1``)."""
 
-from processing.worker.processors.pptx_writing import EMU_PER_POINT, RenderedPage, SlideSize
+from processing.worker.processors.pptx_writing import EMU_PER_POINT, SlideSize
 from processing.worker.processors.typst_project import TypstProject
 
 SCHEMA = "typst-export-report/v1"
@@ -11,17 +11,33 @@ DETERMINISM = (
 )
 
 
-def export_report(
-    project: TypstProject,
-    *,
-    pages: list[RenderedPage],
-    size: SlideSize,
-    ppi: float,
-    fonts: list[str],
-    warnings: list[dict],
-    settings,
-) -> dict:
-    page_sizes = [[round(page.width_pt, 2), round(page.height_pt, 2)] for page in pages]
+def export_report(project: TypstProject, *, rendering, size: SlideSize, settings) -> dict:
+    """``rendering`` is the child's ``Rendering``; ``settings`` its ``ExportSettings``."""
+    page_sizes = [[round(page.width_pt, 2), round(page.height_pt, 2)] for page in rendering.pages]
+    return {
+        "schema": SCHEMA,
+        "entry_path": project.entry_path,
+        "pages": len(rendering.pages),
+        "page_sizes_pt": page_sizes,
+        "slide_size": {
+            "width_emu": size.width_emu,
+            "height_emu": size.height_emu,
+            "width_pt": round(size.width_emu / EMU_PER_POINT, 2),
+            "height_pt": round(size.height_emu / EMU_PER_POINT, 2),
+        },
+        "image": {"format": "png", "ppi": rendering.ppi},
+        "fonts": rendering.fonts,
+        "warnings": [
+            {"file": item["file"], "line": item["line"], "message": item["message"]}
+            for item in rendering.warnings
+        ],
+        "notes": _notes(page_sizes, rendering.ppi, size, settings),
+        "deterministic": True,
+        "determinism": DETERMINISM,
+    }
+
+
+def _notes(page_sizes: list[list[float]], ppi: float, size: SlideSize, settings) -> list[str]:
     notes = []
     if ppi < settings.target_ppi:
         notes.append(
@@ -36,23 +52,4 @@ def export_report(
         notes.append(
             "The page size is outside PowerPoint's 1 to 56 inch range; slides were scaled to fit it."
         )
-    return {
-        "schema": SCHEMA,
-        "entry_path": project.entry_path,
-        "pages": len(pages),
-        "page_sizes_pt": page_sizes,
-        "slide_size": {
-            "width_emu": size.width_emu,
-            "height_emu": size.height_emu,
-            "width_pt": round(size.width_emu / EMU_PER_POINT, 2),
-            "height_pt": round(size.height_emu / EMU_PER_POINT, 2),
-        },
-        "image": {"format": "png", "ppi": ppi},
-        "fonts": fonts,
-        "warnings": [
-            {"file": item["file"], "line": item["line"], "message": item["message"]} for item in warnings
-        ],
-        "notes": notes,
-        "deterministic": True,
-        "determinism": DETERMINISM,
-    }
+    return notes

@@ -38,72 +38,78 @@ def widescreen_presentation():
     return presentation
 
 
+AGENDA_BULLETS = [
+    (0, "Revenue up 12%"),
+    (1, "EMEA [best] region"),
+    (1, "APAC_growth of $5M"),
+    (0, "Hiring plan"),
+    (1, "Engineers @ twice the rate"),
+]
+TABLE_ROWS = [("Region", "Q1", "Q2"), ("North", "10", "12"), ("South", "7", "9")]
+
+
 def five_slide_deck(picture: bytes) -> tuple[bytes, list[SlideFacts]]:
     """Titles, two-level bullets, a table, a picture, a chart, notes, and markup-hostile text."""
     presentation = widescreen_presentation()
-    layouts = presentation.slide_layouts
-    cover = presentation.slides.add_slide(layouts[TITLE_LAYOUT])
-    cover.shapes.title.text = "Quarterly Review #3"
+    _add_cover(presentation)
+    _add_agenda(presentation)
+    _add_numbers(presentation)
+    _add_team_photo(presentation, picture)
+    _add_outlook(presentation)
+    facts = [
+        SlideFacts("Quarterly Review #3", ("Prepared for *all* teams & $partners",)),
+        SlideFacts("Agenda", tuple(text for _, text in AGENDA_BULLETS)),
+        SlideFacts("Numbers", ("Region", "Q1", "Q2", "North", "South")),
+        SlideFacts("Team photo", ()),
+        SlideFacts("Outlook", ("Thanks!", "example.com/next")),
+    ]
+    return _saved(presentation), facts
+
+
+def _titled_slide(presentation, layout: int, title: str):
+    slide = presentation.slides.add_slide(presentation.slide_layouts[layout])
+    slide.shapes.title.text = title
+    return slide
+
+
+def _add_cover(presentation) -> None:
+    cover = _titled_slide(presentation, TITLE_LAYOUT, "Quarterly Review #3")
     cover.placeholders[1].text = "Prepared for *all* teams & $partners"
 
-    agenda = presentation.slides.add_slide(layouts[BULLETS_LAYOUT])
-    agenda.shapes.title.text = "Agenda"
-    _bullets(
-        agenda.placeholders[1].text_frame,
-        [
-            (0, "Revenue up 12%"),
-            (1, "EMEA [best] region"),
-            (1, "APAC_growth of $5M"),
-            (0, "Hiring plan"),
-            (1, "Engineers @ twice the rate"),
-        ],
-    )
+
+def _add_agenda(presentation) -> None:
+    agenda = _titled_slide(presentation, BULLETS_LAYOUT, "Agenda")
+    _bullets(agenda.placeholders[1].text_frame, AGENDA_BULLETS)
     agenda.notes_slide.notes_text_frame.text = "Mention the <targets> // carefully\nthen pause"
 
-    numbers = presentation.slides.add_slide(layouts[TITLE_ONLY_LAYOUT])
-    numbers.shapes.title.text = "Numbers"
+
+def _add_numbers(presentation) -> None:
+    numbers = _titled_slide(presentation, TITLE_ONLY_LAYOUT, "Numbers")
     table = numbers.shapes.add_table(3, 3, Inches(1), Inches(2), Inches(9), Inches(2)).table
-    for row, values in enumerate([("Region", "Q1", "Q2"), ("North", "10", "12"), ("South", "7", "9")]):
+    for row, values in enumerate(TABLE_ROWS):
         for column, value in enumerate(values):
             table.cell(row, column).text = value
 
-    team = presentation.slides.add_slide(layouts[TITLE_ONLY_LAYOUT])
-    team.shapes.title.text = "Team photo"
+
+def _add_team_photo(presentation, picture: bytes) -> None:
+    team = _titled_slide(presentation, TITLE_ONLY_LAYOUT, "Team photo")
     team.shapes.add_picture(io.BytesIO(picture), Inches(4), Inches(2), Inches(4.5), Inches(3))
     team.notes_slide.notes_text_frame.text = "Everyone joined in March"
 
-    outlook = presentation.slides.add_slide(layouts[TITLE_ONLY_LAYOUT])
-    outlook.shapes.title.text = "Outlook"
+
+def _add_outlook(presentation) -> None:
+    outlook = _titled_slide(presentation, TITLE_ONLY_LAYOUT, "Outlook")
     chart_data = CategoryChartData()
     chart_data.categories = ["Q3", "Q4"]
     chart_data.add_series("Forecast", (14, 17))
-    outlook.shapes.add_chart(
-        XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(1), Inches(2), Inches(6), Inches(4), chart_data
-    )
+    chart_type = XL_CHART_TYPE.COLUMN_CLUSTERED
+    outlook.shapes.add_chart(chart_type, Inches(1), Inches(2), Inches(6), Inches(4), chart_data)
     closing = outlook.shapes.add_textbox(Inches(8), Inches(3), Inches(4), Inches(1)).text_frame
     run = closing.paragraphs[0].add_run()
     run.text, run.font.bold, run.font.size = "Thanks!", True, Pt(28)
     link = closing.add_paragraph().add_run()
     link.text = "example.com/next"
     link.hyperlink.address = "https://example.com/next"
-
-    facts = [
-        SlideFacts("Quarterly Review #3", ("Prepared for *all* teams & $partners",)),
-        SlideFacts(
-            "Agenda",
-            (
-                "Revenue up 12%",
-                "EMEA [best] region",
-                "APAC_growth of $5M",
-                "Hiring plan",
-                "Engineers @ twice the rate",
-            ),
-        ),
-        SlideFacts("Numbers", ("Region", "Q1", "Q2", "North", "South")),
-        SlideFacts("Team photo", ()),
-        SlideFacts("Outlook", ("Thanks!", "example.com/next")),
-    ]
-    return _saved(presentation), facts
 
 
 def _bullets(text_frame, items: list[tuple[int, str]]) -> None:
