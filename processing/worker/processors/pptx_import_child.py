@@ -162,7 +162,7 @@ def _compile_check(files: tuple[BundleFile, ...], scratch_dir: Path) -> list[str
 
 
 def _suggested_name(filename: str) -> str:
-    stem = filename.rsplit("/", 1)[-1]
+    stem = filename.replace("\\", "/").rsplit("/", 1)[-1]
     if stem.lower().endswith(".pptx"):
         stem = stem[: -len(".pptx")]
     cleaned = "".join(char for char in stem if char.isprintable()).strip()

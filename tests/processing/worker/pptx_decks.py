@@ -63,7 +63,7 @@ def five_slide_deck(picture: bytes) -> tuple[bytes, list[SlideFacts]]:
         SlideFacts("Team photo", ()),
         SlideFacts("Outlook", ("Thanks!", "example.com/next")),
     ]
-    return _saved(presentation), facts
+    return saved(presentation), facts
 
 
 def _titled_slide(presentation, layout: int, title: str):
@@ -119,7 +119,7 @@ def _bullets(text_frame, items: list[tuple[int, str]]) -> None:
         paragraph.text, paragraph.level = text, level
 
 
-def _saved(presentation) -> bytes:
+def saved(presentation) -> bytes:
     output = io.BytesIO()
     presentation.save(output)
     return output.getvalue()
@@ -136,7 +136,7 @@ def deck_with_picture(picture: bytes) -> bytes:
         slide.shapes.add_picture(io.BytesIO(picture), Inches(1), Inches(1), Inches(4), Inches(3))
     finally:
         Image.MAX_IMAGE_PIXELS = pillow_limit
-    return _saved(presentation)
+    return saved(presentation)
 
 
 def png_claiming_size(width: int, height: int) -> bytes:
@@ -166,14 +166,14 @@ def deck_with_nested_groups(depth: int) -> bytes:
     for _ in range(depth):
         shapes = shapes.add_group_shape().shapes
     shapes.add_textbox(Inches(1), Inches(1), Inches(2), Inches(1)).text_frame.text = "deep inside"
-    return _saved(presentation)
+    return saved(presentation)
 
 
 def deck_with_slides(count: int) -> bytes:
     """A real deck of ``count`` blank slides, made by copying one slide part (python-pptx is slow at this)."""
     presentation = widescreen_presentation()
     presentation.slides.add_slide(presentation.slide_layouts[BLANK_LAYOUT])
-    with zipfile.ZipFile(io.BytesIO(_saved(presentation))) as source:
+    with zipfile.ZipFile(io.BytesIO(saved(presentation))) as source:
         parts = {name: source.read(name) for name in source.namelist()}
     slide, slide_rels = parts["ppt/slides/slide1.xml"], parts["ppt/slides/_rels/slide1.xml.rels"]
     overrides, relationships, slide_ids = [], [], []
