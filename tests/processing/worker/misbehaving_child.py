@@ -1,0 +1,25 @@
+"""A child entry point that misbehaves on request, to prove how the runner judges a child.
+
+``python -m tests.processing.worker.misbehaving_child --input IN --output OUT --settings '{"act": ...}'``
+"""
+
+from processing.worker.processors.child_protocol import ChildArguments, child_main
+
+
+def misbehave(arguments: ChildArguments) -> tuple[dict, ...]:
+    act = arguments.settings["act"]
+    if act == "spin":
+        while True:
+            pass
+    if act == "crash":
+        raise RuntimeError("a bug in the converter")
+    if act == "hog":
+        hoard = [bytearray(64 * 1024 * 1024) for _ in range(1024)]
+        return ({"message": str(len(hoard))},)
+    if act == "flood":
+        (arguments.output_dir / "flood.bin").write_bytes(b"x" * (4 * 1024 * 1024))
+    return ()
+
+
+if __name__ == "__main__":
+    raise SystemExit(child_main(misbehave))

@@ -1,0 +1,90 @@
+"""How the processors' child runner judges a child that hangs, crashes, hogs or floods.
+
+The PPTX processors rely on this classification for every way their sandboxed child can end.
+"""
+
+import threading
+
+import pytest
+
+from processing.worker.contracts import Limits, ProcessorFailure
+from processing.worker.processors.child_runner import bounded_log, run_child
+
+CHILD = "tests.processing.worker.misbehaving_child"
+
+
+def run_misbehaving(act: str, tmp_path, executor, *, limits: Limits, cancel: threading.Event | None = None):
+    (tmp_path / "input").mkdir()
+    (tmp_path / "output").mkdir()
+    return run_child(
+        module=CHILD,
+        input_dir=tmp_path / "input",
+        output_dir=tmp_path / "output",
+        settings={"act": act},
+        limits=limits,
+        cancel=cancel or threading.Event(),
+        executor=executor,
+    )
+
+
+def failure_of(act: str, tmp_path, executor, **options) -> ProcessorFailure:
+    with pytest.raises(ProcessorFailure) as raised:
+        run_misbehaving(act, tmp_path, executor, **options)
+    return raised.value
+
+
+def test_a_child_that_never_ends_is_killed_at_the_wall_limit(tmp_path, executor):
+    failure = failure_of("spin", tmp_path, executor, limits=Limits(wall_seconds=1, cpu_seconds=60))
+
+    assert (failure.failure_class, failure.code) == ("resource_limit", "wall_time_exceeded")
+
+
+def test_a_child_that_burns_cpu_is_stopped_by_its_cpu_limit(tmp_path, executor):
+    failure = failure_of("spin", tmp_path, executor, limits=Limits(wall_seconds=60, cpu_seconds=1))
+
+    assert (failure.failure_class, failure.code) == ("resource_limit", "cpu_time_exceeded")
+
+
+def test_a_cancelled_job_stops_its_child_as_interrupted(tmp_path, executor):
+    cancel = threading.Event()
+    cancel.set()
+
+    failure = failure_of("spin", tmp_path, executor, limits=Limits(wall_seconds=60), cancel=cancel)
+
+    assert (failure.failure_class, failure.code) == ("worker_interrupted", "cancelled")
+
+
+def test_a_child_that_runs_out_of_memory_is_a_resource_limit(tmp_path, executor):
+    failure = failure_of(
+        "hog", tmp_path, executor, limits=Limits(wall_seconds=60, memory_bytes=512 * 1024**2)
+    )
+
+    assert (failure.failure_class, failure.code) == ("resource_limit", "memory_exceeded")
+
+
+def test_a_child_that_writes_past_the_output_limit_is_a_resource_limit(tmp_path, executor):
+    failure = failure_of("flood", tmp_path, executor, limits=Limits(wall_seconds=60, output_bytes=1024**2))
+
+    assert (failure.failure_class, failure.code) == ("resource_limit", "output_too_large")
+
+
+def test_a_child_that_crashes_without_an_outcome_is_a_contract_violation_with_its_log(tmp_path, executor):
+    failure = failure_of("crash", tmp_path, executor, limits=Limits(wall_seconds=60))
+
+    assert (failure.failure_class, failure.code) == ("internal_contract_violation", "child_crashed")
+    assert "a bug in the converter" in failure.diagnostics.log
+
+
+def test_the_child_may_write_only_its_output_directory_and_reads_the_python_runtime(tmp_path, executor):
+    run_misbehaving("nothing", tmp_path, executor, limits=Limits(wall_seconds=60))
+
+    assert executor.last_writable == [tmp_path / "output"]
+    assert tmp_path / "input" in executor.last_readable
+    assert executor.last_argv[1:4] == ["-B", "-m", CHILD]
+
+
+def test_a_long_log_keeps_its_head_and_tail_around_a_marker():
+    log = bounded_log(b"head " + b"x" * 10_000 + b" tail", 100)
+
+    assert log.startswith("head ") and log.endswith(" tail")
+    assert "bytes omitted" in log and len(log) < 200
