@@ -67,10 +67,7 @@ def twenty_page_project() -> dict[str, str]:
         f"= Page {number}\n- first point\n  - nested point\n- $sum_(i=1)^{number} i$\n"
         for number in range(1, SLIDES + 1)
     ]
-    return {
-        "main.typ": '#set page(paper: "presentation-16-9")\n#set text(size: 28pt)\n'
-        + "#pagebreak()\n".join(pages)
-    }
+    return {"main.typ": '#set page(paper: "presentation-16-9")\n#set text(size: 28pt)\n' + "#pagebreak()\n".join(pages)}
 
 
 def timed_runs(run_once) -> list[float]:

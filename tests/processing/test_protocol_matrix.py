@@ -71,7 +71,8 @@ def routes(session_id: str, claim_id: str) -> dict[str, tuple[str, dict, dict]]:
                      {"instance": "u", "protocol_version": "1",
                       "processors": [{"operation": ECHO, "processor_contract": "c", "slots": 1}]}),
         "session_heartbeat": (f"sessions/{session_id}/heartbeat", {"health": {ECHO: True}}, {"health": {ECHO: False}}),
-        "acquire": (f"sessions/{session_id}/acquire", {"offers": [{"operation": ECHO, "permits": 1}], "wait_seconds": 0},
+        "acquire": (f"sessions/{session_id}/acquire",
+                    {"offers": [{"operation": ECHO, "permits": 1}], "wait_seconds": 0},
                     {"offers": [{"operation": ECHO, "permits": 2}], "wait_seconds": 0}),
         "claim_heartbeat": (f"claims/{claim_id}/heartbeat", {"phase": "processing"}, {"phase": "uploading_result"}),
         "upload_ticket": (f"claims/{claim_id}/uploads", upload, {**upload, "size": 2}),
@@ -179,15 +180,12 @@ def test_registering_a_processor_outside_the_identitys_scope_is_422():
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    "payload",
-    [
-        {"instance": "t", "protocol_version": "2", "processors": [{"operation": ECHO, "processor_contract": "c", "slots": 1}]},
-        {"instance": "t", "protocol_version": "1", "processors": []},
-        {"instance": "t", "protocol_version": "1", "processors": [{"operation": ECHO, "processor_contract": "c", "slots": 0}]},
-        {"instance": "t", "protocol_version": "1", "processors": [{"operation": "nope/v1", "processor_contract": "c", "slots": 1}]},
-    ],
-)  # fmt: skip
-def test_invalid_registrations_are_422(payload):
+    ("version", "operation", "slots"),
+    [("2", ECHO, 1), ("1", None, 1), ("1", ECHO, 0), ("1", "nope/v1", 1)],
+)
+def test_invalid_registrations_are_422(version, operation, slots):
+    processors = [{"operation": operation, "processor_contract": "c", "slots": slots}] if operation else []
+    payload = {"instance": "t", "protocol_version": version, "processors": processors}
     response = post(worker_client(), "sessions", payload)
     assert response.status_code == 422
     assert WorkerSession.objects.count() == 0

@@ -121,17 +121,13 @@ def bounded_log(raw: bytes, limit: int) -> str:
         return raw.decode("utf-8", errors="replace")
     half = max(limit // 2, 1)
     marker = LOG_CUT_MARKER.format(omitted=len(raw) - 2 * half)
-    return (
-        raw[:half].decode("utf-8", errors="replace") + marker + raw[-half:].decode("utf-8", errors="replace")
-    )
+    return raw[:half].decode("utf-8", errors="replace") + marker + raw[-half:].decode("utf-8", errors="replace")
 
 
 def _raise_for_interruption(completed, log: str) -> None:
     diagnostics = Diagnostics(log=log)
     if completed.cancelled:
-        raise ProcessorFailure(
-            FailureClass.WORKER_INTERRUPTED, "cancelled", "The job was cancelled.", diagnostics
-        )
+        raise ProcessorFailure(FailureClass.WORKER_INTERRUPTED, "cancelled", "The job was cancelled.", diagnostics)
     if completed.timed_out:
         message = "The conversion did not finish within its time limit."
         raise ProcessorFailure(FailureClass.RESOURCE_LIMIT, "wall_time_exceeded", message, diagnostics)

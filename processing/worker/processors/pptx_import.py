@@ -101,17 +101,13 @@ class PptxImportProcessor:
 
     def _check_request(self, profile: str, input_dir: Path) -> None:
         if profile not in PROFILES:
-            raise ProcessorFailure(
-                FailureClass.INVALID_INPUT, "unknown_profile", f"Unknown input profile {profile!r}."
-            )
+            raise ProcessorFailure(FailureClass.INVALID_INPUT, "unknown_profile", f"Unknown input profile {profile!r}.")
         reason = self.unavailable_reason(profile)
         if reason:
             raise ProcessorFailure(FailureClass.UNSUPPORTED_DEPENDENCY, "dependency_missing", reason)
         source = input_dir / "input.pptx"
         if source.is_symlink() or not source.is_file():
-            raise ProcessorFailure(
-                FailureClass.INVALID_INPUT, "input_missing", "The input has no input.pptx."
-            )
+            raise ProcessorFailure(FailureClass.INVALID_INPUT, "input_missing", "The input has no input.pptx.")
 
     def _libreoffice_paths(self) -> tuple[Path, ...]:
         program_dir = Path(self._soffice).resolve().parent
@@ -132,9 +128,7 @@ def _validated_bundle_name(path: Path, limits: Limits) -> str:
     try:
         bundle = read_bundle(path, max_files=MAX_BUNDLE_FILES, max_expanded_bytes=limits.output_bytes)
     except WorkspaceBundleError as exc:
-        raise _contract_violation(
-            "bundle_invalid", f"The conversion wrote an invalid bundle: {exc.message}"
-        ) from exc
+        raise _contract_violation("bundle_invalid", f"The conversion wrote an invalid bundle: {exc.message}") from exc
     safe = "".join(char if char.isalnum() or char in " -_." else "_" for char in bundle.suggested_name)
     return safe.strip(" .")[:100] or "presentation"
 

@@ -64,9 +64,7 @@ def convert(arguments: ChildArguments) -> tuple[dict, ...]:
         source_name=source_name,
         compile_warnings=compile_warnings,
     )
-    (arguments.output_dir / REPORT_NAME).write_text(
-        json.dumps(document, ensure_ascii=False, indent=2), "utf-8"
-    )
+    (arguments.output_dir / REPORT_NAME).write_text(json.dumps(document, ensure_ascii=False, indent=2), "utf-8")
     return tuple(diagnostic_entry(message, severity="warning") for message in compile_warnings)
 
 

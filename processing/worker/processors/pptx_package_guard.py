@@ -60,17 +60,14 @@ def _check_entries(entries: list[zipfile.ZipInfo], bounds: ImportBounds) -> None
         if entry.flag_bits & 0x1:
             raise invalid("encrypted", "The presentation is encrypted.")
         if entry.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-            raise invalid(
-                "unsupported_compression", f"Part {entry.filename!r} uses an unsupported compression."
-            )
+            raise invalid("unsupported_compression", f"Part {entry.filename!r} uses an unsupported compression.")
         expanded += entry.file_size
         if entry.file_size >= _RATIO_CHECK_FROM_BYTES and (
             entry.file_size > bounds.max_compression_ratio * max(entry.compress_size, 1)
         ):
             raise too_large(
                 "compression_ratio",
-                f"Part {entry.filename!r} expands suspiciously "
-                f"({entry.compress_size} → {entry.file_size} bytes).",
+                f"Part {entry.filename!r} expands suspiciously ({entry.compress_size} → {entry.file_size} bytes).",
             )
     if expanded > bounds.max_expanded_bytes:
         raise too_large(

@@ -62,9 +62,7 @@ def picture_block(
             f"A picture on slide {slide} has {len(blob)} bytes; the limit is {bounds.max_picture_bytes}.",
         )
     if extension not in TYPST_IMAGE_FORMATS and extension not in CONVERTIBLE_FORMATS:
-        report.dropped(
-            "picture", slide=slide, shape=shape.name, detail=f"{extension or 'unknown'} image format"
-        )
+        report.dropped("picture", slide=slide, shape=shape.name, detail=f"{extension or 'unknown'} image format")
         return None
     decoded = _decoded(blob, slide=slide, bounds=bounds)
     if decoded is None:

@@ -288,8 +288,7 @@ def _draws_geometry(shape) -> bool:
     has_style = element.find("p:style", _NAMESPACES) is not None
     properties = element.spPr
     has_fill_or_line = properties is not None and any(
-        child.tag.split("}")[-1] in ("gradFill", "blipFill", "pattFill", "solidFill", "ln")
-        for child in properties
+        child.tag.split("}")[-1] in ("gradFill", "blipFill", "pattFill", "solidFill", "ln") for child in properties
     )
     return has_style or has_fill_or_line
 
@@ -314,6 +313,4 @@ def _report_slide_extras(slide, reading: SlideReading) -> None:
     if element.find("p:transition", _NAMESPACES) is not None:
         reading.drop("transition", None, "slide transition")
     for _ in element.iterfind("p:cSld/p:spTree//mc:AlternateContent", _NAMESPACES):
-        reading.drop(
-            "unsupported_content", None, "content for newer PowerPoint versions (e.g. 3D models, ink)"
-        )
+        reading.drop("unsupported_content", None, "content for newer PowerPoint versions (e.g. 3D models, ink)")

@@ -69,9 +69,7 @@ def build_presentation(pages: list[RenderedPage], *, size: SlideSize, title: str
 
 def _fitted(page: RenderedPage, size: SlideSize) -> tuple[int, int, int, int]:
     """The page's picture, as large as fits the slide, centred (pages may differ in size)."""
-    scale = min(
-        size.width_emu / (page.width_pt * EMU_PER_POINT), size.height_emu / (page.height_pt * EMU_PER_POINT)
-    )
+    scale = min(size.width_emu / (page.width_pt * EMU_PER_POINT), size.height_emu / (page.height_pt * EMU_PER_POINT))
     width = round(page.width_pt * EMU_PER_POINT * scale)
     height = round(page.height_pt * EMU_PER_POINT * scale)
     return (size.width_emu - width) // 2, (size.height_emu - height) // 2, width, height

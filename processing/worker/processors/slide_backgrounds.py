@@ -36,9 +36,7 @@ def render_backgrounds(
         slide._element.attrib.pop("show", None)  # render hidden slides too: they are imported as well
     deck_path = scratch_dir / "background.pptx"
     presentation.save(deck_path)
-    pdf_path = _render_pdf(
-        deck_path, scratch_dir=scratch_dir, soffice=soffice, timeout_seconds=timeout_seconds
-    )
+    pdf_path = _render_pdf(deck_path, scratch_dir=scratch_dir, soffice=soffice, timeout_seconds=timeout_seconds)
     pages = _rasterize(pdf_path, deck=deck, scratch_dir=scratch_dir)
     if len(pages) != len(deck.slides):
         raise ConversionFailure(

@@ -131,14 +131,10 @@ class ConversionReport:
     items: list[dict] = field(default_factory=list)
 
     def approximated(self, kind: str, *, slide: int, shape: str, detail: str) -> None:
-        self.items.append(
-            {"category": "approximated", "kind": kind, "slide": slide, "shape": shape, "detail": detail}
-        )
+        self.items.append({"category": "approximated", "kind": kind, "slide": slide, "shape": shape, "detail": detail})
 
     def dropped(self, kind: str, *, slide: int, shape: str, detail: str) -> None:
-        self.items.append(
-            {"category": "dropped", "kind": kind, "slide": slide, "shape": shape, "detail": detail}
-        )
+        self.items.append({"category": "dropped", "kind": kind, "slide": slide, "shape": shape, "detail": detail})
 
     def counts(self, category: str) -> dict[str, int]:
         counted: dict[str, int] = {}

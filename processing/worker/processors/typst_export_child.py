@@ -104,9 +104,7 @@ def _compile(compiler, project: TypstProject, **options) -> tuple[list[bytes], l
 def _page_size(svg: bytes) -> tuple[float, float]:
     match = _SVG_SIZE.search(svg[:2000])
     if not match:
-        raise ConversionFailure(
-            "internal_contract_violation", "page_size_unknown", "A page's size could not be read."
-        )
+        raise ConversionFailure("internal_contract_violation", "page_size_unknown", "A page's size could not be read.")
     return float(match.group(1)), float(match.group(2))
 
 

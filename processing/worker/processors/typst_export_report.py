@@ -28,8 +28,7 @@ def export_report(project: TypstProject, *, rendering, size: SlideSize, settings
         "image": {"format": "png", "ppi": rendering.ppi},
         "fonts": rendering.fonts,
         "warnings": [
-            {"file": item["file"], "line": item["line"], "message": item["message"]}
-            for item in rendering.warnings
+            {"file": item["file"], "line": item["line"], "message": item["message"]} for item in rendering.warnings
         ],
         "notes": _notes(page_sizes, rendering.ppi, size, settings),
         "deterministic": True,
@@ -45,11 +44,7 @@ def _notes(page_sizes: list[list[float]], ppi: float, size: SlideSize, settings)
             f"{settings.max_page_pixels} pixels."
         )
     if len({tuple(item) for item in page_sizes}) > 1:
-        notes.append(
-            "Pages differ in size; the slide size follows page 1 and other pages are fitted and centred."
-        )
+        notes.append("Pages differ in size; the slide size follows page 1 and other pages are fitted and centred.")
     if size.scaled:
-        notes.append(
-            "The page size is outside PowerPoint's 1 to 56 inch range; slides were scaled to fit it."
-        )
+        notes.append("The page size is outside PowerPoint's 1 to 56 inch range; slides were scaled to fit it.")
     return notes

@@ -64,9 +64,7 @@ def _page_arguments(slide: Slide) -> str:
     if slide.fill:
         arguments.append(f'fill: rgb("#{slide.fill}")')
     if slide.background_path:
-        arguments.append(
-            f"background: image({string_literal(slide.background_path)}, width: 100%, height: 100%)"
-        )
+        arguments.append(f"background: image({string_literal(slide.background_path)}, width: 100%, height: 100%)")
     return f"({', '.join(arguments)})" if arguments else ""
 
 

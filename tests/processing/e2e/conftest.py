@@ -52,7 +52,7 @@ class RawHttp:
 
     def json(self, method, path, payload=None, headers=None, **kwargs):
         body = None if payload is None else json.dumps(payload).encode()
-        status, response_headers, data = self.request(
+        status, _, data = self.request(
             method, path, body=body, headers={"Content-Type": "application/json", **(headers or {})}, **kwargs
         )
         return status, (json.loads(data) if data else None), data

@@ -97,8 +97,12 @@ def test_an_expired_claims_late_delivery_is_refused_and_publishes_nothing(owner,
 
 
 def _maintain_once() -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": database_url_of_tests(), "QUIRE_DEPLOYMENT_FILE": settings.QUIRE_DEPLOYMENT_FILE,
-           "QUIRE_TEST_OPERATIONS": "true"}  # fmt: skip
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url_of_tests(),
+        "QUIRE_DEPLOYMENT_FILE": settings.QUIRE_DEPLOYMENT_FILE,
+        "QUIRE_TEST_OPERATIONS": "true",
+    }
     return subprocess.Popen(
         [sys.executable, "manage.py", "processing_maintain", "--once"], cwd=ROOT, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

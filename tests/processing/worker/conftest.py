@@ -73,9 +73,7 @@ def export_typst(tmp_path, executor):
     return run
 
 
-def write_project_bundle(
-    root: Path, files: dict[str, str | bytes], *, entry_path: str, project_type: str
-) -> Path:
+def write_project_bundle(root: Path, files: dict[str, str | bytes], *, entry_path: str, project_type: str) -> Path:
     """An unpacked project-bundle/v1, as the agent hands it to a processor."""
     records = []
     for path, content in sorted(files.items()):
@@ -84,9 +82,7 @@ def write_project_bundle(
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
         kind = "text" if isinstance(content, str) else "asset"
-        records.append(
-            {"path": path, "kind": kind, "length": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-        )
+        records.append({"path": path, "kind": kind, "length": len(data), "sha256": hashlib.sha256(data).hexdigest()})
     manifest = {
         "schema": "project-bundle/v1",
         "project_type": project_type,

@@ -29,9 +29,7 @@ class SubprocessTestExecutor:
         self.last_readable: list[Path] = []
         self.last_writable: list[Path] = []
 
-    def run(
-        self, argv, *, cwd, writable, readable, env, limits: Limits, cancel: threading.Event
-    ) -> CompletedRun:
+    def run(self, argv, *, cwd, writable, readable, env, limits: Limits, cancel: threading.Event) -> CompletedRun:
         self.last_argv, self.last_readable, self.last_writable = list(argv), list(readable), list(writable)
         process = subprocess.Popen(
             argv,

@@ -55,9 +55,7 @@ def test_a_cancelled_job_stops_its_child_as_interrupted(tmp_path, executor):
 
 
 def test_a_child_that_runs_out_of_memory_is_a_resource_limit(tmp_path, executor):
-    failure = failure_of(
-        "hog", tmp_path, executor, limits=Limits(wall_seconds=60, memory_bytes=512 * 1024**2)
-    )
+    failure = failure_of("hog", tmp_path, executor, limits=Limits(wall_seconds=60, memory_bytes=512 * 1024**2))
 
     assert (failure.failure_class, failure.code) == ("resource_limit", "memory_exceeded")
 

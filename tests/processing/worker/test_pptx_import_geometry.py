@@ -37,7 +37,4 @@ def test_a_cropped_rotated_picture_is_clipped_and_turned(import_pptx):
     source = imported_source(import_pptx, saved(presentation))
 
     assert "rotate(90deg, reflow: false, box(width: 216pt, height: 144pt, clip: true, " in source
-    assert (
-        'place(top + left, dx: -108pt, dy: 0pt, image("assets/image-01.png", width: 432pt, height: 144pt'
-        in source
-    )
+    assert 'place(top + left, dx: -108pt, dy: 0pt, image("assets/image-01.png", width: 432pt, height: 144pt' in source

@@ -38,9 +38,7 @@ def test_a_presentation_whose_parts_do_not_parse_is_invalid_input(import_pptx):
 
 
 def test_a_zip_bomb_inside_the_package_is_refused_before_expansion(import_pptx):
-    failure = import_failure(
-        import_pptx, deck_with_zip_bomb(64 * 1024 * 1024), max_expanded_bytes=16 * 1024 * 1024
-    )
+    failure = import_failure(import_pptx, deck_with_zip_bomb(64 * 1024 * 1024), max_expanded_bytes=16 * 1024 * 1024)
 
     assert failure.failure_class == "resource_limit"
     assert failure.code in ("compression_ratio", "expanded_too_large")

@@ -31,9 +31,7 @@ def outputs_by_role(result) -> dict:
 
 
 def unpacked_project(result, into: Path):
-    bundle = read_bundle(
-        outputs_by_role(result)["bundle"].path, max_files=100, max_expanded_bytes=64 * 1024**2
-    )
+    bundle = read_bundle(outputs_by_role(result)["bundle"].path, max_files=100, max_expanded_bytes=64 * 1024**2)
     for item in bundle.files:
         (into / item.path).parent.mkdir(parents=True, exist_ok=True)
         (into / item.path).write_bytes(item.data)
@@ -75,10 +73,7 @@ def test_bullet_levels_become_nested_typst_lists(import_pptx, deck, tmp_path):
 
     unpacked_project(result, tmp_path / "project")
     source = (tmp_path / "project" / "main.typ").read_text()
-    assert (
-        "\n- Revenue up 12%\n  - EMEA \\[best\\] region\n  - APAC\\_growth of \\$5M\n- Hiring plan\n"
-        in source
-    )
+    assert "\n- Revenue up 12%\n  - EMEA \\[best\\] region\n  - APAC\\_growth of \\$5M\n- Hiring plan\n" in source
 
 
 def test_picture_asset_is_byte_identical_and_placed_where_it_was(import_pptx, deck, tmp_path):
@@ -158,9 +153,7 @@ def test_faithful_import_puts_a_libreoffice_rendering_behind_the_editable_text(i
     assert picture in [item.data for item in bundle.files]
     report = json.loads(outputs_by_role(result)["report"].path.read_text())
     backgrounds = [slide["background"] for slide in report["slides"]]
-    assert all(backgrounds) and all(
-        f'background: image("{path}"' in _source(tmp_path) for path in backgrounds
-    )
+    assert all(backgrounds) and all(f'background: image("{path}"' in _source(tmp_path) for path in backgrounds)
     assert _colours(tmp_path / "project" / backgrounds[4]) > 1, "the chart is drawn in slide 5's background"
     assert _colours(tmp_path / "project" / backgrounds[1]) == 1, "converted bullets are not painted twice"
 

@@ -29,9 +29,7 @@ PROJECT = WorkspaceBundle(
 def read(data: bytes, tmp_path, **bounds):
     path = tmp_path / "bundle.tar"
     path.write_bytes(data)
-    return read_bundle(
-        path, max_files=bounds.get("max_files", 10), max_expanded_bytes=bounds.get("max_bytes", 10**6)
-    )
+    return read_bundle(path, max_files=bounds.get("max_files", 10), max_expanded_bytes=bounds.get("max_bytes", 10**6))
 
 
 def tar_of(members: list[tuple[str, bytes]], *, symlink: str | None = None) -> bytes:
@@ -75,9 +73,7 @@ def rejection(members, tmp_path, **bounds) -> str:
 
 
 def test_the_same_project_always_gives_the_same_archive_bytes(tmp_path):
-    reordered = WorkspaceBundle(
-        PROJECT.project_type, PROJECT.suggested_name, PROJECT.entry_path, PROJECT.files[::-1]
-    )
+    reordered = WorkspaceBundle(PROJECT.project_type, PROJECT.suggested_name, PROJECT.entry_path, PROJECT.files[::-1])
 
     assert bundle_bytes(PROJECT) == bundle_bytes(reordered)
 
@@ -86,9 +82,7 @@ def test_an_archive_reads_back_as_the_project_it_was_written_from(tmp_path):
     bundle = read(bundle_bytes(PROJECT), tmp_path)
 
     assert bundle.entry_path == "main.typ" and bundle.suggested_name == "Quarterly review"
-    assert sorted(bundle.files, key=lambda item: item.path) == sorted(
-        PROJECT.files, key=lambda item: item.path
-    )
+    assert sorted(bundle.files, key=lambda item: item.path) == sorted(PROJECT.files, key=lambda item: item.path)
 
 
 def test_the_manifest_comes_first_and_members_carry_no_host_metadata(tmp_path):
@@ -109,9 +103,7 @@ def test_the_manifest_comes_first_and_members_carry_no_host_metadata(tmp_path):
 def test_paths_that_leave_or_bend_the_project_are_refused(path, tmp_path):
     files = {"main.typ": b"x", path: b"y"}
 
-    code = rejection(
-        [("manifest.json", manifest_for(files)), *((f"files/{p}", d) for p, d in files.items())], tmp_path
-    )
+    code = rejection([("manifest.json", manifest_for(files)), *((f"files/{p}", d) for p, d in files.items())], tmp_path)
 
     assert code == "bad_path"
 
@@ -119,10 +111,7 @@ def test_paths_that_leave_or_bend_the_project_are_refused(path, tmp_path):
 def test_content_that_does_not_match_its_digest_is_refused(tmp_path):
     manifest = manifest_for({"main.typ": b"original"})
 
-    assert (
-        rejection([("manifest.json", manifest), ("files/main.typ", b"tampered")], tmp_path)
-        == "digest_mismatch"
-    )
+    assert rejection([("manifest.json", manifest), ("files/main.typ", b"tampered")], tmp_path) == "digest_mismatch"
 
 
 def test_members_missing_from_the_manifest_are_refused(tmp_path):
@@ -136,9 +125,7 @@ def test_members_missing_from_the_manifest_are_refused(tmp_path):
 
 
 def test_a_symlink_member_is_refused(tmp_path):
-    data = tar_of(
-        [("manifest.json", manifest_for({"main.typ": b"x"})), ("files/main.typ", b"x")], symlink="files/l"
-    )
+    data = tar_of([("manifest.json", manifest_for({"main.typ": b"x"})), ("files/main.typ", b"x")], symlink="files/l")
 
     with pytest.raises(WorkspaceBundleError) as raised:
         read(data, tmp_path)

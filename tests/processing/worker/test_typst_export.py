@@ -26,9 +26,7 @@ def outputs_by_role(result) -> dict:
 def typst_pages(files: dict[str, str], tmp_path: Path) -> list[bytes]:
     """The test's own rendering of each page, at the export's resolution."""
     root = write_project_bundle(tmp_path / "reference", files, entry_path="main.typ", project_type="typst")
-    return typst.compile(
-        str(root / "main.typ"), root=str(root), format="png", ppi=TARGET_PPI, ignore_system_fonts=True
-    )
+    return typst.compile(str(root / "main.typ"), root=str(root), format="png", ppi=TARGET_PPI, ignore_system_fonts=True)
 
 
 def test_three_pages_become_three_slides_each_showing_its_page(export_typst, tmp_path):
