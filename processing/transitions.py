@@ -41,7 +41,7 @@ def job_transition(*, job_id: uuid.UUID, to: str, only_from: frozenset[str] | se
     now = timezone.now()
     if to in TERMINAL_STATES:
         updates.update(completed_at=now, phase=Phase.COMPLETE, finalization_token=None, finalization_expires_at=None)
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):  # part of the caller's transaction, no savepoint round trips
         moved = ProcessingJob.objects.filter(pk=job_id, state__in=sources).update(**updates)
         if moved and to in TERMINAL_STATES:
             TerminalCommit.objects.create(job_id=job_id, state=to, committed_at=now)

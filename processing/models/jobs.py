@@ -132,7 +132,9 @@ class ProcessingJob(models.Model):
             models.CheckConstraint(condition=Q(attempt_count__gte=0), name="job_attempt_count_nonnegative"),
         ]
         indexes = [
-            models.Index(fields=["operation", "created_at"], condition=Q(state="queued"), name="job_queue"),
+            models.Index(fields=["created_at"], condition=Q(state="queued"), name="job_queue"),
+            models.Index(fields=["requester_id"], condition=Q(state="running"), name="job_running_by_requester"),
+            models.Index(fields=["project_id"], condition=Q(state="running"), name="job_running_by_project"),
             models.Index(fields=["requester_id", "-created_at", "-id"], name="job_by_requester"),
             models.Index(fields=["project_id", "-created_at"], name="job_by_project"),
             models.Index(

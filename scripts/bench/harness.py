@@ -1,0 +1,86 @@
+"""What every `make bench-*` shares: a private database, repetitions, and the BENCH line format.
+
+A benchmark runs in its own database (``quire_bench``) on the checkout's
+PostgreSQL (or ``BENCH_DATABASE_URL``), created and migrated at start and
+dropped at the end, so it never touches development data.
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+BENCH_N = int(os.environ.get("BENCH_N", "0"))
+BENCH_REPS = int(os.environ.get("BENCH_REPS", "3"))
+
+
+def n_or(default: int) -> int:
+    return BENCH_N or default
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def report(figure: str, per_rep: list[float], *, unit: str, n: int, config: str) -> dict:
+    """Print a human line and the BENCH json line: the median of the repetitions, with min and max."""
+    value = statistics.median(per_rep)
+    line = {"figure": figure, "value": round(value, 3), "unit": unit, "n": n, "reps": len(per_rep),
+            "min": round(min(per_rep), 3), "max": round(max(per_rep), 3), "config": config}  # fmt: skip
+    print(f"  {figure:<40} {value:>12.3f} {unit:<8} (min {min(per_rep):.3f}, max {max(per_rep):.3f}; {config})")
+    print("BENCH " + json.dumps(line), flush=True)
+    return line
+
+
+def _admin_url() -> str:
+    if url := os.environ.get("BENCH_DATABASE_URL"):
+        return url
+    from config.embedded_db import ensure_running
+
+    server = ensure_running(ROOT / "var")
+    return f"postgresql://postgres@/postgres?host={server.socket_dir}"
+
+
+@contextmanager
+def bench_database(name: str = "quire_bench"):
+    """Create, migrate and finally drop a database for this benchmark; yields its DATABASE_URL."""
+    import psycopg
+
+    admin = _admin_url()
+    url = admin.replace("/postgres?", f"/{name}?") if "?" in admin else admin.rsplit("/", 1)[0] + f"/{name}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    os.environ["DATABASE_URL"] = url
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True)
+    try:
+        yield url
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def django_setup() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+
+
+@contextmanager
+def timed():
+    started = time.perf_counter()
+    box = {}
+    yield box
+    box["seconds"] = time.perf_counter() - started

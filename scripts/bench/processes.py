@@ -1,0 +1,83 @@
+"""Real Quire processes for benchmarks: the web server and worker agents."""
+
+import hashlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+from scripts.bench.harness import ROOT
+
+WORKER_TOKEN = "bench-worker-token"
+
+
+def deployment_write(directory: Path, *, operations: list[str], limits: dict[str, int]) -> Path:
+    path = directory / "deployment.toml"
+    lines = ["[limits]", *(f"{key} = {value}" for key, value in limits.items()), "", "[[workers]]", 'name = "bench"',
+             f'token_sha256 = "{hashlib.sha256(WORKER_TOKEN.encode()).hexdigest()}"',
+             "operations = [" + ", ".join(f'"{op}"' for op in operations) + "]"]  # fmt: skip
+    path.write_text("\n".join(lines) + "\n")
+    (directory / "worker.token").write_text(WORKER_TOKEN)
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def web_server(env: dict[str, str], *, workers: int = 2, log: Path):
+    port = free_port()
+    with open(log, "wb") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "config.asgi:application", "--worker-class",
+             "config.http.server.QuireWorker", "--workers", str(workers), "--bind", f"127.0.0.1:{port}",
+             "--graceful-timeout", "2"],
+            cwd=ROOT, env={**os.environ, **env}, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/v1/schema", timeout=2).read()  # noqa: S310  loopback
+                break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError(log.read_text()[-2000:]) from None
+                time.sleep(0.1)
+        try:
+            yield url
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=20)
+
+
+@contextmanager
+def agents(url: str, directory: Path, *, count: int, slots: int, operations: str = "test.echo/v1"):
+    processes = []
+    for index in range(count):
+        log = open(directory / f"agent-{index}.log", "ab")  # noqa: SIM115  closed below
+        processes.append((log, subprocess.Popen(
+            [sys.executable, "-m", "processing.worker", "--core-url", url, "--token-file",
+             str(directory / "worker.token"), "--instance", f"bench-{index}", "--slots", str(slots),
+             "--test-operations", "--operations", operations, "--work-dir", str(directory / f"work-{index}")],
+            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "QUIRE_LOG_LEVEL": "WARNING"},
+        )))  # fmt: skip
+    try:
+        yield [process for _, process in processes]
+    finally:
+        for log, process in processes:
+            process.send_signal(signal.SIGTERM)
+        for log, process in processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+            log.close()

@@ -1,0 +1,255 @@
+"""`make bench-queue`: drain throughput (HTTP and service level), pickup latency, claim latency vs depth.
+
+Uses the test-only ``test.echo/v1`` operation. Figures:
+  drain_jobs_per_s_http_1_agent / _2_agents   full protocol, agents of 4 slots (BENCH_N jobs, default 1000)
+  drain_jobs_per_s_service_1_process / _2_processes   claim → stage → deliver → finalize, no HTTP
+  pickup_ms_p50 / p95 / p99                   queued commit → claim received by an idle agent over HTTP
+  claim_ms_p50_depth_<d>                      service-level claim with d queued rows; plus the 1M/1k ratio
+"""
+
+import multiprocessing
+import os
+import queue
+import tempfile
+import threading
+import time
+from datetime import timedelta
+from pathlib import Path
+
+from scripts.bench.harness import BENCH_REPS, bench_database, django_setup, n_or, percentile, report
+
+ECHO = "test.echo/v1"
+ROOMY = {"running_jobs_per_requester": 1_000_000, "running_jobs_per_project": 1_000_000,
+         "active_jobs_per_requester": 1_000_000, "active_jobs_per_project": 1_000_000,
+         "queued_jobs_global": 2_000_000, "lease_seconds": 60}  # fmt: skip
+
+
+def deployment_use(directory: Path) -> str:
+    """Write the bench deployment and point this process (settings) and its children (env) at it."""
+    from django.conf import settings
+
+    from scripts.bench.processes import deployment_write
+
+    path = str(deployment_write(directory, operations=[ECHO], limits=ROOMY))
+    settings.QUIRE_DEPLOYMENT_FILE = os.environ["QUIRE_DEPLOYMENT_FILE"] = path
+    return path
+
+
+def _fixture_job_source():
+    """A requester, a project and one captured echo bundle every queued job can share."""
+    from django.contrib.auth import get_user_model
+
+    from processing.blobs import blob_put
+    from processing.capture import project_capture
+    from workspace import services as workspace
+
+    user = get_user_model().objects.create_user(username=f"bench-{time.time_ns()}", password="x" * 12)
+    project = workspace.project_create(actor_id=user.pk, name="bench", project_type="latex", starter=True)
+    bundle = project_capture(project_id=project.pk).bundle
+    return user.pk, project.pk, blob_put(bundle.data), bundle.sha256
+
+
+def queued_insert(count: int, source) -> None:
+    """Insert ``count`` queued echo jobs in one statement, then wake idle workers."""
+    from django.db import connection, transaction
+
+    requester, project, blob, digest = source
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            """
+            INSERT INTO processing_processingjob
+              (id, operation, requester_id, project_id, state, phase, options, options_digest, input_profile,
+               input_filename, input_blob_id, input_digest, processor_contract, cache_hit, attempt_count, max_attempts,
+               cancellation_requested, failure_class, failure_code, failure_message, diagnostic_log, diagnostics,
+               created_at, queued_at, deadline_at)
+            SELECT gen_random_uuid(), %s, %s, %s, 'queued', 'waiting_for_worker', '{}', %s, '', '', %s, %s, '', false,
+                   0, 3, false, '', '', '', '', '[]', clock_timestamp(), clock_timestamp(), now() + interval '1 day'
+            FROM generate_series(1, %s)
+            """,
+            [ECHO, requester, project, "0" * 64, blob, digest, count],
+        )
+        cursor.execute("SELECT pg_notify('quire_processing_queue', %s)", [ECHO])
+
+
+def _succeeded() -> int:
+    from processing.models import ProcessingJob
+
+    return ProcessingJob.objects.filter(state="succeeded").count()
+
+
+def _wait_for_succeeded(target: int, timeout: float = 900) -> None:
+    deadline = time.monotonic() + timeout
+    while _succeeded() < target:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"only {_succeeded()} of {target} jobs finished")
+        time.sleep(0.05)
+
+
+def drain_http(directory: Path, source, n: int) -> None:
+    from scripts.bench.processes import agents, web_server
+
+    env = {"QUIRE_DEPLOYMENT_FILE": deployment_use(directory), "QUIRE_TEST_OPERATIONS": "true",
+           "DATABASE_POOL": "true", "QUIRE_LOG_LEVEL": "WARNING"}  # fmt: skip
+    with web_server(env, workers=2, log=directory / "web.log") as url:
+        for count in (1, 2):
+            rates = []
+            for _ in range(BENCH_REPS):
+                with agents(url, directory, count=count, slots=4):
+                    time.sleep(1.5)  # let the agents register and start long-polling
+                    before = _succeeded()
+                    started = time.perf_counter()
+                    queued_insert(n, source)
+                    _wait_for_succeeded(before + n)
+                    rates.append(n / (time.perf_counter() - started))
+            label = "1_agent" if count == 1 else f"{count}_agents"
+            report(f"drain_jobs_per_s_http_{label}", rates, unit="jobs/s", n=n,
+                   config=f"{count} agent(s) x 4 slots, gunicorn 2 workers, echo")  # fmt: skip
+
+
+def _service_worker(database_url: str, deployment: str, barrier, done) -> None:
+    os.environ.update(DATABASE_URL=database_url, QUIRE_DEPLOYMENT_FILE=deployment, QUIRE_TEST_OPERATIONS="true")
+    django_setup()
+    import hashlib
+
+    from django.utils import timezone
+
+    from processing.claims import claim_acquire
+    from processing.delivery import Diagnostics, delivery_accept
+    from processing.finalization import job_finalize
+    from processing.models import WorkerProcessor, WorkerSession
+    from processing.staging import output_stage
+
+    now = timezone.now()
+    session = WorkerSession.objects.create(identity="bench", instance=f"svc-{os.getpid()}", protocol_version="1",
+                                           registered_at=now, last_heartbeat_at=now,
+                                           expires_at=now + timedelta(hours=1))  # fmt: skip
+    WorkerProcessor.objects.create(session=session, operation=ECHO, processor_contract="quire-echo/1", slots=256)
+    payload = b"{}"
+    digest = hashlib.sha256(payload).hexdigest()
+    barrier.wait()
+    handled = 0
+    while (claim := claim_acquire(session_id=session.pk, offers={ECHO: 1})) is not None:
+        output_stage(claim_id=claim.claim_id, role="echo", media_type="application/octet-stream", filename="e",
+                     data=payload, expected_sha256=digest)  # fmt: skip
+        job_id, token = delivery_accept(claim_id=claim.claim_id, diagnostics=Diagnostics())
+        job_finalize(job_id=job_id, token=token)
+        handled += 1
+    done.put(handled)
+
+
+def drain_service(directory: Path, source, n: int) -> None:
+    deployment = deployment_use(directory)
+    context = multiprocessing.get_context("spawn")
+    for count in (1, 2):
+        rates = []
+        for _ in range(BENCH_REPS):
+            queued_insert(n, source)
+            barrier, done = context.Barrier(count + 1), context.Queue()
+            workers = [context.Process(target=_service_worker, args=(os.environ["DATABASE_URL"], deployment, barrier,
+                                                                      done)) for _ in range(count)]  # fmt: skip
+            for worker in workers:
+                worker.start()
+            barrier.wait()
+            started = time.perf_counter()
+            handled = sum(done.get(timeout=900) for _ in workers)
+            rates.append(handled / (time.perf_counter() - started))
+            for worker in workers:
+                worker.join()
+        label = "1_process" if count == 1 else f"{count}_processes"
+        report(f"drain_jobs_per_s_service_{label}", rates, unit="jobs/s", n=n, config=f"{count} process(es), echo")
+
+
+def pickup(directory: Path, source, n: int) -> None:
+    from processing.worker.client import HttpCoreClient
+    from scripts.bench.processes import WORKER_TOKEN, web_server
+
+    env = {"QUIRE_DEPLOYMENT_FILE": deployment_use(directory), "QUIRE_TEST_OPERATIONS": "true",
+           "DATABASE_POOL": "true", "QUIRE_LOG_LEVEL": "WARNING"}  # fmt: skip
+    with web_server(env, workers=2, log=directory / "web-pickup.log") as url:
+        client = HttpCoreClient(url, WORKER_TOKEN)
+        session = client.register(instance="pickup", processors=[
+            {"operation": ECHO, "processor_contract": "quire-echo/1", "slots": 1}])  # fmt: skip
+        received: queue.Queue = queue.Queue()
+
+        def idle_agent():
+            while True:
+                claim = client.acquire(session_id=session["session_id"], offers={ECHO: 1}, wait_seconds=20)
+                if claim is None:
+                    continue
+                received.put(time.perf_counter())
+                client.fail(claim_id=claim["claim_id"], failure_class="processor_rejected", code="bench",
+                            message="pickup only", diagnostics={})  # fmt: skip
+                if claim["request"].get("options", {}).get("last"):
+                    return
+
+        threading.Thread(target=idle_agent, daemon=True).start()
+        time.sleep(1.0)
+        per_rep = {0.5: [], 0.95: [], 0.99: []}
+        for _ in range(BENCH_REPS):
+            latencies = []
+            for _ in range(n):
+                time.sleep(0.05)
+                queued_insert(1, source)
+                committed = time.perf_counter()
+                latencies.append((received.get(timeout=30) - committed) * 1000)
+            for fraction in per_rep:
+                per_rep[fraction].append(percentile(latencies, fraction))
+        for fraction, values in per_rep.items():
+            report(f"pickup_ms_p{round(fraction * 100)}", values, unit="ms", n=n,
+                   config="1 idle agent over HTTP, LISTEN/NOTIFY, 50 ms spacing")  # fmt: skip
+
+
+def claim_depth(directory: Path, source, depths: list[int], claims: int) -> None:
+    from django.db import connection
+    from django.utils import timezone
+
+    from processing.claims import claim_acquire
+    from processing.models import WorkerProcessor, WorkerSession
+
+    deployment_use(directory)
+    now = timezone.now()
+    session = WorkerSession.objects.create(identity="bench", instance="depth", protocol_version="1",
+                                           registered_at=now, last_heartbeat_at=now,
+                                           expires_at=now + timedelta(hours=6))  # fmt: skip
+    WorkerProcessor.objects.create(session=session, operation=ECHO, processor_contract="quire-echo/1", slots=256)
+    results = {}
+    for depth in depths:
+        with connection.cursor() as cursor:
+            cursor.execute("TRUNCATE processing_processingjob CASCADE")
+        queued_insert(depth, source)
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE processing_processingjob")
+        per_rep = []
+        for _ in range(BENCH_REPS):
+            timings = []
+            for _ in range(claims):
+                started = time.perf_counter()
+                claim_acquire(session_id=session.pk, offers={ECHO: 1})
+                timings.append((time.perf_counter() - started) * 1000)
+            with connection.cursor() as cursor:  # keep the session's live claims under its slots
+                cursor.execute("UPDATE processing_processingattempt SET state = 'released' WHERE state = 'running'")
+            per_rep.append(percentile(timings, 0.5))
+        results[depth] = report(f"claim_ms_p50_depth_{depth}", per_rep, unit="ms", n=claims,
+                                config=f"{depth} queued rows, service level")  # fmt: skip
+    if len(depths) > 1:
+        ratio = results[depths[-1]]["value"] / results[depths[0]]["value"]
+        report(f"claim_latency_ratio_depth_{depths[-1]}_vs_{depths[0]}", [ratio], unit="x", n=claims,
+               config="p50 at the largest depth / p50 at the smallest")  # fmt: skip
+
+
+def main() -> None:
+    with bench_database() as _, tempfile.TemporaryDirectory() as temporary:
+        os.environ["QUIRE_TEST_OPERATIONS"] = "true"
+        django_setup()
+        directory = Path(temporary)
+        source = _fixture_job_source()
+        print("Queue benchmark (test.echo/v1)")
+        drain_service(directory, source, n_or(1000))
+        drain_http(directory, source, n_or(1000))
+        pickup(directory, source, 200)
+        depths = [int(d) for d in os.environ.get("BENCH_DEPTHS", "1000,100000,1000000").split(",")]
+        claim_depth(directory, source, depths, claims=200)
+
+
+if __name__ == "__main__":
+    main()
