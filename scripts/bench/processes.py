@@ -13,7 +13,7 @@ from pathlib import Path
 
 from scripts.bench.harness import ROOT
 
-WORKER_TOKEN = "bench-worker-token"
+WORKER_TOKEN = "bench-worker-token"  # noqa: S105  a throwaway token for a throwaway database
 
 
 def deployment_write(directory: Path, *, operations: list[str], limits: dict[str, int]) -> Path:
@@ -73,7 +73,7 @@ def agents(url: str, directory: Path, *, count: int, slots: int, operations: str
     try:
         yield [process for _, process in processes]
     finally:
-        for log, process in processes:
+        for _, process in processes:
             process.send_signal(signal.SIGTERM)
         for log, process in processes:
             try:
