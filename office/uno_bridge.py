@@ -6,7 +6,8 @@ a private UNO pipe and then converts one document at a time. Protocol, one JSON
 object per line: it prints ``{"ready": true}`` once connected, then answers each
 request ``{"source", "target", "import_filter", "export_filter"}`` on stdin with
 ``{"ok": true}`` or ``{"ok": false, "error": "..."}``. When stdin closes (the
-host is gone) it kills its process group, so no office process outlives its host.
+host is gone) it kills the slot's process group (``--slot-group``), so no office
+process outlives its host.
 
 Documents are opened hidden, read-only, with macros never executed and links
 never updated; the profile the host seeds also disables macros and link updates.
@@ -101,6 +102,7 @@ def main() -> None:
     parser.add_argument("--profile", required=True)
     parser.add_argument("--pipe", required=True)
     parser.add_argument("--start-timeout", type=float, default=60.0)
+    parser.add_argument("--slot-group", action="store_true", help="kill the whole process group on exit")
     args = parser.parse_args()
     office = office_start(args.soffice, args.profile, args.pipe)
     try:
@@ -108,9 +110,9 @@ def main() -> None:
         answer(ready=True, office_pid=office.pid)
         serve(desktop, office)
     finally:
-        if os.getpgid(0) == os.getpid():  # only a group leader may take its whole group down
-            os.killpg(0, signal.SIGKILL)
         office.kill()
+        if args.slot_group:  # the host made this process group for the slot alone
+            os.killpg(0, signal.SIGKILL)
 
 
 if __name__ == "__main__":
