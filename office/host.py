@@ -159,6 +159,7 @@ class Host:
         self._by_source: dict[SourceKey, Job] = {}  # queued or reading, not yet hashed
         self._by_identity: dict[Identity, Job] = {}  # hashed and converting
         self._seq = itertools.count()
+        self._idle_waiters: list[asyncio.Future] = []
 
     # -- readers -------------------------------------------------------------------------------
 
@@ -180,6 +181,13 @@ class Host:
 
     def queued(self, priority: Priority) -> int:
         return sum(1 for job in self._queue if job.priority is priority)
+
+    async def idle(self) -> None:
+        """Return once nothing is queued or running (for shutdown and tests)."""
+        while self._queue or self.running:
+            waiter = asyncio.get_running_loop().create_future()
+            self._idle_waiters.append(waiter)
+            await waiter
 
     def _cache_hit(self, source: SourceRef, extension: str) -> Preview | None:
         digest = self.index.get(source.key)
@@ -290,6 +298,10 @@ class Host:
             self.reserved_bytes -= job.reserve_bytes
             job.state = JobState.SETTLED
             self._pump()
+            waiters, self._idle_waiters = self._idle_waiters, []
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
 
     async def _execute(self, job: Job) -> None:
         data = await self._read(job)

@@ -128,3 +128,21 @@ async def until(condition) -> None:
 def run(scenario, timeout: float = 10.0):
     """Run an async test body on a fresh loop; a deadlock fails the test instead of hanging it."""
     return asyncio.run(asyncio.wait_for(scenario, timeout))
+
+
+class InstantEngine:
+    """Converts at once: the PDF names the source bytes, so a test can tell which file it came from."""
+
+    def __init__(self):
+        self.generation = 1
+        self.sources: list[bytes] = []
+        self.failure: Exception | None = None
+
+    async def convert(self, *, source: bytes, extension: str) -> Conversion:
+        self.sources.append(source)
+        if self.failure is not None:
+            raise self.failure
+        return Conversion(b"%PDF-1.7 " + source, 2)
+
+    async def close(self) -> None:
+        return None
