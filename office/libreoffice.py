@@ -63,9 +63,9 @@ class LibreOfficeEngine:
                 return
             self._spawn(self._fill(item))
 
-    def office_pids(self) -> list[int]:
-        """Process ids of the live slots' offices (for diagnosis and tests)."""
-        return [slot.office_pid for slot in self._live if slot.office_pid is not None]
+    def process_groups(self) -> list[int]:
+        """Process group ids of the live slots (for diagnosis and tests)."""
+        return [slot.process.pid for slot in self._live]
 
     async def convert(self, *, source: bytes, extension: str) -> Conversion:
         slot = await self._take()
@@ -93,7 +93,7 @@ class LibreOfficeEngine:
         await asyncio.gather(*self._background, return_exceptions=True)
         await asyncio.gather(*(slot.kill() for slot in list(self._live)), return_exceptions=True)
         self._live.clear()
-        await in_thread(shutil.rmtree, self._root, True)
+        shutil.rmtree(self._root, ignore_errors=True)  # small; and executors may be gone at interpreter exit
 
     async def _take(self) -> Slot:
         """A ready slot: an idle one, a dead idle one's replacement, or a vacancy launched now."""

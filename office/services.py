@@ -42,8 +42,8 @@ def prewarm_submit(*, actor_id: int, project_id: uuid.UUID, path: str) -> bool:
     if office_extension(path) is None:
         return False
     enabled = selectors.background_enabled()
-    runtime_ = host()
-    runtime_.background_set(enabled)
+    if (current := runtime.host_runtime_current()) is not None:
+        current.background_set(enabled)
     if not enabled:
         return False
     try:
@@ -51,7 +51,7 @@ def prewarm_submit(*, actor_id: int, project_id: uuid.UUID, path: str) -> bool:
     except QuireError:
         return False  # gone or no longer visible to its writer: nothing to prewarm
     source = _source_of(meta)
-    work = runtime_.submit(source=source, read=_reader(source), priority=Priority.BACKGROUND)
+    work = host().submit(source=source, read=_reader(source), priority=Priority.BACKGROUND)
     work.add_done_callback(_prewarm_finished)
     return True
 

@@ -9,12 +9,12 @@ import hashlib
 
 import pytest
 from asgiref.sync import async_to_sync
-from django.core.asgi import get_asgi_application
 from rest_framework.test import APIClient
 
 from office import services
 from office.exceptions import ConversionFailed
 from tests.factories import UserFactory, bearer_token_for
+from tests.office.asgi import asgi_get
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -130,7 +130,9 @@ def test_a_client_that_disconnects_cancels_its_conversion(owner, owner_client, p
     async def scenario():
         async with asyncio.timeout(20):  # a request that ignored the disconnect would hang here
             disconnected = asyncio.Event()
-            request = asgi_get(preview_url(project, "big.docx"), token, disconnected)
+            request = asyncio.create_task(
+                asgi_get(preview_url(project, "big.docx"), token=token, disconnected=disconnected)
+            )
             conversion = await held_office.run(held_office.engine.call(1))
             disconnected.set()
             await request
@@ -139,30 +141,6 @@ def test_a_client_that_disconnects_cancels_its_conversion(owner, owner_client, p
 
     async_to_sync(scenario)()
     assert held_office.snapshot().outcomes == {"cancelled": 1}
-
-
-def asgi_get(path: str, token: str, disconnected: asyncio.Event) -> asyncio.Task:
-    """A GET through Django's ASGI handler whose client goes away once ``disconnected`` is set."""
-    scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
-        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
-        "headers": [(b"host", b"testserver"), (b"authorization", f"Bearer {token}".encode())],
-        "client": ("127.0.0.1", 50000), "server": ("testserver", 80),
-    }  # fmt: skip
-    body_sent = False
-
-    async def receive():
-        nonlocal body_sent
-        if not body_sent:
-            body_sent = True
-            return {"type": "http.request", "body": b"", "more_body": False}
-        await disconnected.wait()
-        return {"type": "http.disconnect"}
-
-    async def send(message):
-        return None
-
-    return asyncio.create_task(get_asgi_application()(scope, receive, send))
 
 
 def test_the_project_page_shows_a_preview_pane_for_office_files_only(client, owner, project, instant_office):
