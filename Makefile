@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test lint install system-packages system-packages-test stop-db clean
+.PHONY: run test lint install system-packages system-packages-test stop-db clean bench-office
 
 $(PY):
 	"$$(scripts/find_python.sh)" -m venv $(VENV)
@@ -33,6 +33,9 @@ lint: install
 test: install system-packages-test lint
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench-office: install system-packages
+	$(PY) scripts/bench_office.py
 
 stop-db: install
 	$(PY) -c "from pathlib import Path; from config.embedded_db import stop; print('stopped' if stop(Path('var/pgdata')) else 'not running')"

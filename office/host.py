@@ -179,6 +179,11 @@ class Host:
             self.readers -= 1
             self._leave(reader)
 
+    @property
+    def converting(self) -> int:
+        """Jobs whose bytes are with the engine now."""
+        return len(self._by_identity)
+
     def queued(self, priority: Priority) -> int:
         return sum(1 for job in self._queue if job.priority is priority)
 
