@@ -44,7 +44,8 @@ class LibreOfficeEngine:
     def __init__(self, config: EngineConfig):
         self.config = config
         self.generation = 1
-        self._root = Path(tempfile.mkdtemp(prefix="quire-office-"))
+        _leftovers_remove()
+        self._root = Path(tempfile.mkdtemp(prefix=f"quire-office-{os.getpid()}-"))
         self._idle: asyncio.Queue[Slot | int] = asyncio.Queue()  # a ready slot, or a vacant slot's index
         for index in range(config.slots):
             self._idle.put_nowait(index)
@@ -186,3 +187,25 @@ def _files_reset(source_path: Path, target_path: Path, source: bytes | None) -> 
             path.unlink()
     if source is not None:
         source_path.write_bytes(source)
+
+
+def _leftovers_remove() -> None:
+    """Remove work directories of server processes that died without closing their engine.
+
+    A gunicorn worker stopped by a signal skips ``atexit``; its converters go (each
+    bridge kills its slot when the host's pipe closes) but their directories stay.
+    """
+    for directory in Path(tempfile.gettempdir()).glob("quire-office-*-*"):
+        owner = directory.name.split("-")[2]
+        if owner.isdigit() and not _process_alive(int(owner)):
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
