@@ -20,3 +20,4 @@ class OfficeSwitchAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change) -> None:
         services.background_set(enabled=obj.background_enabled)
+        obj.pk = OfficeSwitch.SINGLETON_PK  # the row the service wrote; the admin's log names it
