@@ -336,6 +336,7 @@ def test_replacing_the_converter_invalidates_reuse_through_the_generation():
         (await h.engine.call(1)).finish(b"%PDF-gen1")
         assert (await first).generation == 1
         assert (await h.convert("a.docx")).cache_hit
+        assert h.workspace.files["a.docx"].reads == 1  # the version index spared a second read
         h.engine.generation = 2  # a new converter lifetime
         again = h.start("a.docx")
         (await h.engine.call(2)).finish(b"%PDF-gen2")
