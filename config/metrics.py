@@ -1,25 +1,37 @@
-"""``/metrics`` in Prometheus text format, for every context's figures.
+"""``/metrics``: Prometheus figures for every context (the default registry each app adds to).
 
-Open to loopback clients and staff sessions by default; ``QUIRE_METRICS_PUBLIC``
-opens it to anyone who can reach the server (behind a private network).
+Served to loopback clients and staff sessions; ``QUIRE_METRICS_PUBLIC`` opens
+it to anyone who can reach the server (behind a private network). Processing
+figures come from the database, so any process shows them all; Office figures
+are per server process.
 """
+
+import ipaddress
 
 from django.conf import settings
 from django.http import HttpResponse
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
-LOOPBACK = {"127.0.0.1", "::1"}
+from config.http.errors import json_error_response
 
 
-def metrics(request):
+def metrics_view(request):
+    user = getattr(request, "user", None)
     allowed = (
-        getattr(settings, "QUIRE_METRICS_PUBLIC", False)
-        or request.META.get("REMOTE_ADDR") in LOOPBACK
-        or (request.user.is_authenticated and request.user.is_staff)
+        settings.QUIRE_METRICS_PUBLIC
+        or _is_loopback(request.META.get("REMOTE_ADDR", ""))
+        or (user is not None and user.is_authenticated and user.is_staff)
     )
     if not allowed:
-        return HttpResponse("Forbidden", status=403, content_type="text/plain")
+        return json_error_response("not_found", "Not found.", 404)
     from processing.metrics import collector_register
 
     collector_register()
-    return HttpResponse(generate_latest(), content_type=CONTENT_TYPE_LATEST)
+    return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)
+
+
+def _is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False

@@ -1,11 +1,13 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from access.api.views import MemberDeleteApi, MemberListApi
 from collaboration.api.views import DocumentStateApi, DocumentUpdateApi
 from config.http import pages
-from config.metrics import metrics
+from config.metrics import metrics_view
+from office.api.converters import OfficePathConverter
+from office.api.views import FileInspectionApi, FilePreviewApi
 from processing.api.views import (
     ArtifactDownloadApi,
     BuildCreateApi,
@@ -21,11 +23,16 @@ from processing.api.views import (
 from workspace.api.views import FileDetailApi, FileListApi, ProjectDetailApi, ProjectListCreateApi
 
 PROJECT = "v1/projects/<uuid:project_id>"
+register_converter(OfficePathConverter, "office_path")
+OFFICE_FILE = f"{PROJECT}/files/<office_path:path>"
 
 api_v1 = [
     path("v1/projects", ProjectListCreateApi.as_view(), name="projects"),
     path(PROJECT, ProjectDetailApi.as_view(), name="project"),
     path(f"{PROJECT}/files", FileListApi.as_view(), name="project-files"),
+    # Before the generic file route; they claim only `<an Office file>/preview.pdf|inspection`.
+    path(f"{OFFICE_FILE}/preview.pdf", FilePreviewApi.as_view(), name="project-file-preview"),
+    path(f"{OFFICE_FILE}/inspection", FileInspectionApi.as_view(), name="project-file-inspection"),
     path(f"{PROJECT}/files/<path:path>", FileDetailApi.as_view(), name="project-file"),
     path(f"{PROJECT}/members", MemberListApi.as_view(), name="project-members"),
     path(f"{PROJECT}/members/<str:username>", MemberDeleteApi.as_view(), name="project-member"),
@@ -52,7 +59,7 @@ api_v1 = [
 urlpatterns = [
     *api_v1,
     path("internal/processing/v1/", include("processing.protocol.urls")),
-    path("metrics", metrics, name="metrics"),
+    path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("", include("access.urls")),
     path("", include("workspace.urls")),

@@ -1,1 +1,23 @@
-"""Office — admin (filled in by its own issue)."""
+from django.contrib import admin
+
+from office import services
+from office.models import OfficeSwitch
+
+
+@admin.register(OfficeSwitch)
+class OfficeSwitchAdmin(admin.ModelAdmin):
+    """The one switch: turning background conversions off keeps previews and cache hits working."""
+
+    list_display = ["__str__", "background_enabled", "updated_at"]
+    fields = ["background_enabled", "updated_at"]
+    readonly_fields = ["updated_at"]
+
+    def has_add_permission(self, request) -> bool:
+        return not OfficeSwitch.objects.exists()
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def save_model(self, request, obj, form, change) -> None:
+        services.background_set(enabled=obj.background_enabled)
+        obj.pk = OfficeSwitch.SINGLETON_PK  # the row the service wrote; the admin's log names it

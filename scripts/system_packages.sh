@@ -9,8 +9,8 @@ packages=(
   # LaTeX builds (latex.compile.pdf/v1) and their sandbox
   texlive-latex-base texlive-latex-recommended texlive-latex-extra texlive-xetex texlive-luatex
   texlive-fonts-recommended latexmk biber bubblewrap
-  # Office previews and the faithful PPTX import profile
-  libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui
+  # Office previews and the faithful PPTX import profile; python3-uno lets the preview host keep them warm
+  libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui python3-uno
 )
 if [ "$purpose" = "test" ]; then
   packages+=(chromium)  # browser tests drive Debian's Chromium through Playwright

@@ -42,6 +42,7 @@ def quire_server(*, storage_dir: Path, extra_env: dict[str, str] | None = None, 
         "QUIRE_STORAGE_DIR": str(storage_dir),
         "DEBUG": "false",
         "PYTHONUNBUFFERED": "1",
+        "OFFICE_WARM_ON_START": "false",  # converters start on a first Office preview, not with every server
         **(extra_env or {}),
     }
     log = open(storage_dir.parent / f"server-{port}.log", "wb")  # noqa: SIM115  closed below

@@ -1,0 +1,47 @@
+"""Office figures for ``/metrics``, read from this process's host at scrape time (never started by it)."""
+
+from prometheus_client import REGISTRY
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+from office import runtime
+
+
+class OfficeCollector:
+    def collect(self):
+        current = runtime.host_runtime_current()
+        if current is None:
+            return
+        snap = current.snapshot()
+        queue = GaugeMetricFamily("quire_office_queue_length", "Queued conversions", labels=["priority"])
+        queue.add_metric(["foreground"], snap.queued_foreground)
+        queue.add_metric(["background"], snap.queued_background)
+        yield queue
+        lookups = snap.cache_hits + snap.cache_misses
+        for name, text, value in [
+            ("running", "Conversions holding a permit", snap.running),
+            ("readers", "Readers waiting for a PDF", snap.readers),
+            ("reserved_source_bytes", "Source bytes reserved by running conversions", snap.reserved_bytes),
+            ("cache_entries", "Ready PDFs kept", snap.cache_entries),
+            ("cache_bytes", "Bytes of ready PDFs kept", snap.cache_bytes),
+            ("cache_hit_ratio", "Cache hits over all readers", snap.cache_hits / lookups if lookups else 0.0),
+            ("converter_generation", "Current converter lifetime", snap.generation),
+        ]:
+            yield GaugeMetricFamily(f"quire_office_{name}", text, value=value)
+        yield CounterMetricFamily("quire_office_cache_hits", "Cache hits", value=snap.cache_hits)
+        yield CounterMetricFamily("quire_office_cache_misses", "Other readers", value=snap.cache_misses)
+        outcomes = CounterMetricFamily("quire_office_conversions", "By outcome", labels=["outcome"])
+        for outcome, count in sorted(snap.outcomes.items()):
+            outcomes.add_metric([outcome], count)
+        yield outcomes
+
+    def describe(self):
+        return []  # figures exist only once the host has started
+
+
+_registered: list[OfficeCollector] = []
+
+
+def collector_register() -> None:
+    if not _registered:
+        _registered.append(OfficeCollector())
+        REGISTRY.register(_registered[0])

@@ -1,0 +1,119 @@
+"""One warm LibreOffice for one conversion slot. Runs under the Python that has ``uno``, never Django's.
+
+The host starts this script as the leader of a new process group; it starts
+``soffice`` as its child (so killing the group kills both), connects to it over
+a private UNO pipe and then converts one document at a time. Protocol, one JSON
+object per line: it prints ``{"ready": true}`` once connected, then answers each
+request ``{"source", "target", "import_filter", "export_filter"}`` on stdin with
+``{"ok": true}`` or ``{"ok": false, "error": "..."}``. When stdin closes (the
+host is gone) it kills the slot's process group (``--slot-group``), so no office
+process outlives its host.
+
+Documents are opened hidden, read-only, with macros never executed and links
+never updated; the profile the host seeds also disables macros and link updates.
+"""
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import uno
+from com.sun.star.beans import PropertyValue
+from com.sun.star.connection import NoConnectException
+
+NEVER_EXECUTE = 0  # com.sun.star.document.MacroExecMode.NEVER_EXECUTE
+NO_UPDATE = 0  # com.sun.star.document.UpdateDocMode.NO_UPDATE
+
+
+def properties(**values) -> tuple:
+    result = []
+    for name, value in values.items():
+        prop = PropertyValue()
+        prop.Name, prop.Value = name, value
+        result.append(prop)
+    return tuple(result)
+
+
+def office_start(soffice: str, profile: str, pipe: str) -> subprocess.Popen:
+    command = [
+        soffice, "--headless", "--invisible", "--nologo", "--norestore", "--nodefault", "--nolockcheck",
+        "--nofirststartwizard", f"-env:UserInstallation={uno.systemPathToFileUrl(profile)}",
+        f"--accept=pipe,name={pipe};urp;StarOffice.ComponentContext",
+    ]  # fmt: skip
+    null = subprocess.DEVNULL
+    return subprocess.Popen(command, stdin=null, stdout=null, stderr=null)  # noqa: S603  fixed arguments
+
+
+def office_connect(office: subprocess.Popen, pipe: str, timeout: float):
+    """The remote Desktop, once the office accepts on its pipe; exits if it dies first."""
+    local = uno.getComponentContext()
+    resolver = local.ServiceManager.createInstanceWithContext("com.sun.star.bridge.UnoUrlResolver", local)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            context = resolver.resolve(f"uno:pipe,name={pipe};urp;StarOffice.ComponentContext")
+            return context.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", context)
+        except NoConnectException:
+            if office.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"office did not start (exit {office.poll()})") from None
+            time.sleep(0.05)  # polling the office's pipe; nothing to wait on instead
+
+
+def document_convert(desktop, request: dict) -> None:
+    load = properties(
+        Hidden=True, ReadOnly=True, MacroExecutionMode=NEVER_EXECUTE, UpdateDocMode=NO_UPDATE,
+        FilterName=request["import_filter"],
+    )  # fmt: skip
+    document = desktop.loadComponentFromURL(uno.systemPathToFileUrl(request["source"]), "_blank", 0, load)
+    if document is None:
+        raise ValueError("the document could not be opened")
+    try:
+        store = properties(FilterName=request["export_filter"])
+        document.storeToURL(uno.systemPathToFileUrl(request["target"]), store)
+    finally:
+        document.close(True)
+
+
+def answer(**fields) -> None:
+    sys.stdout.write(json.dumps(fields) + "\n")
+    sys.stdout.flush()
+
+
+def serve(desktop, office: subprocess.Popen) -> None:
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            document_convert(desktop, request)
+        except Exception as exc:  # every failure is reported to the host, which decides
+            if office.poll() is not None:
+                raise SystemExit("office exited during a conversion") from exc
+            answer(ok=False, error=f"{type(exc).__name__}: {getattr(exc, 'Message', '') or exc}")
+        else:
+            answer(ok=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--soffice", required=True)
+    parser.add_argument("--profile", required=True)
+    parser.add_argument("--pipe", required=True)
+    parser.add_argument("--start-timeout", type=float, default=60.0)
+    parser.add_argument("--slot-group", action="store_true", help="kill the whole process group on exit")
+    args = parser.parse_args()
+    office = office_start(args.soffice, args.profile, args.pipe)
+    try:
+        desktop = office_connect(office, args.pipe, args.start_timeout)
+        answer(ready=True, office_pid=office.pid)
+        serve(desktop, office)
+    finally:
+        office.kill()
+        if args.slot_group:  # the host made this process group for the slot alone
+            os.killpg(0, signal.SIGKILL)
+
+
+if __name__ == "__main__":
+    main()
