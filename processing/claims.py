@@ -18,7 +18,8 @@ from django.db import connection, transaction
 
 from processing.admission import advisory_key
 from processing.configuration import Limits, limits
-from processing.models import JobState, Phase, ProcessingAttempt
+from processing.models import JobState, Phase, ProcessingAttempt, TransferKind
+from processing.transfers import IssuedTicket, ticket_issue
 from processing.transitions import job_transition
 
 CANDIDATE_TRIES = 8
@@ -39,6 +40,8 @@ class Claim:
     input_profile: str
     input_filename: str
     project_id: uuid.UUID | None
+    input_size: int
+    download: IssuedTicket
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,7 @@ class _Candidate:
     options: dict
     input_profile: str
     input_filename: str
+    input_size: int
 
 
 def db_now() -> datetime:
@@ -109,7 +113,8 @@ _CANDIDATES_SQL = """
         GROUP BY project_id HAVING count(*) >= %(per_project)s
     )
     SELECT job.id, job.operation, job.requester_id, job.project_id, job.attempt_count, job.started_at,
-           job.input_blob_id, job.input_digest, job.options, job.input_profile, job.input_filename
+           job.input_blob_id, job.input_digest, job.options, job.input_profile, job.input_filename,
+           (SELECT size_bytes FROM processing_processingblob WHERE id = job.input_blob_id)
     FROM processing_processingjob AS job
     WHERE job.state = 'queued' AND job.operation = ANY(%(operations)s)
       AND (job.next_attempt_at IS NULL OR job.next_attempt_at <= %(now)s)
@@ -189,6 +194,11 @@ def claim_acquire(*, session_id: uuid.UUID, offers: dict[str, int]) -> Claim | N
             lease_expires_at=now + timedelta(seconds=limit.lease_seconds),
             started_at=now,
         )
+        download = ticket_issue(
+            attempt_id=attempt.pk, now=now, kind=TransferKind.DOWNLOAD_INPUT, blob_id=candidate.input_blob_id,
+            max_bytes=candidate.input_size, expected_sha256=candidate.input_digest,
+            expected_size=candidate.input_size,
+        )  # fmt: skip
         job_transition(
             job_id=candidate.job_id,
             to=JobState.RUNNING,
@@ -204,4 +214,5 @@ def claim_acquire(*, session_id: uuid.UUID, offers: dict[str, int]) -> Claim | N
             lease_expires_at=attempt.lease_expires_at, input_blob_id=candidate.input_blob_id,
             input_digest=candidate.input_digest, options=candidate.options, input_profile=candidate.input_profile,
             input_filename=candidate.input_filename, project_id=candidate.project_id,
+            input_size=candidate.input_size, download=download,
         )  # fmt: skip

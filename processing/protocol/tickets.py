@@ -6,52 +6,22 @@ header, never the URL; only its SHA-256 is stored.
 
 import hashlib
 import hmac
-import secrets
 import uuid
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.db import transaction
 
 from processing.blobs import blob_read
 from processing.claims import db_now
-from processing.configuration import limits
 from processing.exceptions import OutputRejected, TicketInvalid
 from processing.leases import attempt_current
 from processing.models import ProcessingAttempt, TransferKind, TransferTicket
 from processing.staging import output_stage, role_limit
-
-
-@dataclass(frozen=True)
-class IssuedTicket:
-    ticket_id: uuid.UUID
-    secret: str
-    expires_at: datetime
-    max_bytes: int
+from processing.transfers import IssuedTicket, ticket_issue
 
 
 def _issue(attempt: ProcessingAttempt, now: datetime, **fields) -> IssuedTicket:
-    secret = secrets.token_urlsafe(32)
-    ticket = TransferTicket.objects.create(
-        secret_sha256=hashlib.sha256(secret.encode()).hexdigest(),
-        attempt=attempt,
-        created_at=now,
-        expires_at=now + timedelta(seconds=limits().transfer_ticket_seconds),
-        **fields,
-    )
-    return IssuedTicket(ticket.pk, secret, ticket.expires_at, ticket.max_bytes)
-
-
-def download_ticket_issue(*, claim_id: uuid.UUID) -> IssuedTicket:
-    with transaction.atomic():
-        now = db_now()
-        attempt = attempt_current(claim_id, now=now)
-        job = attempt.job
-        return _issue(
-            attempt, now, kind=TransferKind.DOWNLOAD_INPUT, blob_id=job.input_blob_id,
-            max_bytes=job.input_blob.size_bytes, expected_sha256=job.input_digest,
-            expected_size=job.input_blob.size_bytes,
-        )  # fmt: skip
+    return ticket_issue(attempt_id=attempt.pk, now=now, **fields)
 
 
 def upload_ticket_issue(

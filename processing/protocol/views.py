@@ -25,6 +25,7 @@ from processing.protocol.authentication import WorkerTokenAuthentication
 from processing.protocol.replay import replay_run
 from processing.protocol.sessions import session_drain, session_heartbeat, session_of, session_register
 from processing.protocol.wakeups import wakeups
+from processing.transfers import IssuedTicket
 
 PREFIX = "/internal/processing/v1"
 SECRET_HEADER = "X-Quire-Transfer-Secret"  # noqa: S105  a header name, not a secret
@@ -47,7 +48,7 @@ def _diagnostics(data: dict | None) -> Diagnostics:
     return Diagnostics(log=data.get("log", ""), entries=tuple(dict(entry) for entry in data.get("entries", [])))
 
 
-def _ticket_body(issued: tickets.IssuedTicket) -> dict:
+def _ticket_body(issued: IssuedTicket) -> dict:
     return {
         "ticket_id": str(issued.ticket_id), "url": f"{PREFIX}/transfers/{issued.ticket_id}",
         "secret": issued.secret, "expires_at": issued.expires_at.isoformat(), "max_bytes": issued.max_bytes,
@@ -123,7 +124,7 @@ class SessionDrainApi(WorkerApi):
 
 def _claim_body(claim: Claim) -> dict:
     limit = limits()
-    issued = tickets.download_ticket_issue(claim_id=claim.claim_id)
+    issued = claim.download
     operation = operation_get(claim.operation)
     return {
         "job_id": str(claim.job_id), "attempt": claim.attempt_number, "claim_id": str(claim.claim_id),
@@ -134,7 +135,7 @@ def _claim_body(claim: Claim) -> dict:
         "request": {"operation": claim.operation, "input_schema": operation.input_schema, "options": claim.options,
                     "input_profile": claim.input_profile, "filename": claim.input_filename,
                     "attempt": claim.attempt_number},
-        "input": {"sha256": claim.input_digest, "size": issued.max_bytes, "schema": operation.input_schema,
+        "input": {"sha256": claim.input_digest, "size": claim.input_size, "schema": operation.input_schema,
                   "download": _ticket_body(issued)},
     }  # fmt: skip
 

@@ -1,0 +1,31 @@
+"""Issuing transfer tickets: only the secret's SHA-256 is stored; the secret is returned once."""
+
+import hashlib
+import secrets
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from processing.configuration import limits
+from processing.models import TransferTicket
+
+
+@dataclass(frozen=True)
+class IssuedTicket:
+    ticket_id: uuid.UUID
+    secret: str
+    expires_at: datetime
+    max_bytes: int
+
+
+def ticket_issue(*, attempt_id: int, now: datetime, **fields) -> IssuedTicket:
+    """Insert a ticket for the attempt inside the caller's transaction."""
+    secret = secrets.token_urlsafe(32)
+    ticket = TransferTicket.objects.create(
+        secret_sha256=hashlib.sha256(secret.encode()).hexdigest(),
+        attempt_id=attempt_id,
+        created_at=now,
+        expires_at=now + timedelta(seconds=limits().transfer_ticket_seconds),
+        **fields,
+    )
+    return IssuedTicket(ticket.pk, secret, ticket.expires_at, ticket.max_bytes)
