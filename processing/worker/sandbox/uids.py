@@ -1,0 +1,90 @@
+"""Sandbox uids: one unprivileged uid per running job, reserved across every agent on the host.
+
+Why a uid per job: RLIMIT_NPROC is the only process bound that needs neither cgroups nor a
+user namespace, and the kernel counts it per real uid across the whole host. A shared
+sandbox uid would let one job's processes use up another's budget, and processes running as
+root are exempt from the limit altogether. With a uid of its own the job's count is exactly
+its own processes, and "nothing of this job is left" becomes "no process has this uid".
+
+The reservation is an abstract Unix socket named after the uid: binding it fails while any
+process on the host holds it, and the kernel drops it when its holder dies, so a crashed
+agent never leaves a uid locked.
+"""
+
+import contextlib
+import errno
+import logging
+import os
+import signal
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from processing.worker.contracts import ExecutorError
+
+logger = logging.getLogger(__name__)
+
+# Far above the ranges that adduser and /etc/subuid hand out; reserve them for sandboxes.
+DEFAULT_SANDBOX_UIDS = range(1_000_000_000, 1_000_000_000 + 1024)
+EVICTION_SECONDS = 5.0
+
+
+class SandboxUidPool:
+    def __init__(self, uids: range = DEFAULT_SANDBOX_UIDS):
+        self.uids = uids
+
+    @contextlib.contextmanager
+    def lease(self) -> Iterator[int]:
+        """Reserve a free uid for one run; on both ends no process of it may be left."""
+        uid, reservation = self._reserve()
+        try:
+            evict_processes_of(uid)  # leftovers of an agent that died mid-job
+            yield uid
+        finally:
+            try:
+                evict_processes_of(uid)
+            finally:
+                reservation.close()
+
+    def _reserve(self) -> tuple[int, socket.socket]:
+        for uid in self.uids:
+            reservation = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                reservation.bind(f"\0quire-sandbox-uid-{uid}")
+            except OSError as exc:
+                reservation.close()
+                if exc.errno != errno.EADDRINUSE:
+                    raise ExecutorError(f"could not reserve a sandbox uid: {exc}") from exc
+                continue
+            return uid, reservation
+        raise ExecutorError(f"all {len(self.uids)} sandbox uids are in use")
+
+
+def processes_of(uid: int) -> list[int]:
+    """Live (not zombie) processes whose real uid is ``uid``."""
+    pids = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = Path(entry.path, "status").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if int(fields["Uid"].split()[0]) == uid and not fields["State"].strip().startswith("Z"):
+            pids.append(int(entry.name))
+    return pids
+
+
+def evict_processes_of(uid: int) -> None:
+    """SIGKILL every process of a sandbox uid until none is left; ExecutorError if they persist."""
+    deadline = time.monotonic() + EVICTION_SECONDS
+    while pids := processes_of(uid):
+        if time.monotonic() > deadline:
+            raise ExecutorError(f"processes {pids} of sandbox uid {uid} survive SIGKILL")
+        logger.warning("killing leftover sandbox processes uid=%s pids=%s", uid, pids)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.01)
