@@ -10,7 +10,8 @@ import re
 from processing.worker.contracts import Diagnostic
 
 MAX_ENTRIES = 200
-CONTEXT_LOOKAHEAD_LINES = 8
+# An error's "l.<n>" context line follows within a few lines; a file-not-found prompt takes ten.
+CONTEXT_LOOKAHEAD_LINES = 12
 
 FILE_LINE_ERROR = re.compile(r"^(?P<file>[^:\s][^:]*\.\w+):(?P<line>\d+): (?P<message>.+)$")
 CLASSIC_ERROR = re.compile(r"^! (?P<message>.+)$")
@@ -24,6 +25,7 @@ AFTERMATH = ("Emergency stop.", "==> Fatal error occurred, no output PDF file pr
 BIBER_MESSAGE = re.compile(r"\b(?P<level>ERROR|WARN) - (?P<message>.+)$")
 BIBTEX_WARNING = re.compile(r"^Warning--(?P<message>.+)$")
 BIBTEX_ERROR_PLACE = re.compile(r"^(?P<message>.*)---line (?P<line>\d+) of file (?P<file>\S+)$")
+LATEXMK_FAILURE = "Latexmk: Failure in processing file"
 ACCESS_REFUSED = re.compile(
     r"^\S+: Not (?P<action>reading from|writing to) (?P<path>.+) \((?P<rule>open\w+_any = p)\)\.$"
 )
@@ -58,11 +60,15 @@ def bibliography_log_diagnostics(blg: str) -> list[Diagnostic]:
 
 
 def tool_message_diagnostics(stderr: str) -> list[Diagnostic]:
-    """File accesses the engines refused; they report these on stderr only, not in the ``.log``."""
+    """What only stderr says: file accesses the engines refused, and why latexmk gave up."""
     entries = []
-    for line in stderr.splitlines():
+    lines = stderr.splitlines()
+    for index, line in enumerate(lines):
         if found := ACCESS_REFUSED.match(line.strip()):
             message = f"refused {found['action']} {found['path']} ({found['rule']})"
+            entries.append(Diagnostic(file=None, line=None, severity="error", message=message))
+        elif line.startswith(LATEXMK_FAILURE) and index + 1 < len(lines):
+            message = f"latexmk: {lines[index + 1].strip()}"
             entries.append(Diagnostic(file=None, line=None, severity="error", message=message))
     return entries
 
@@ -82,11 +88,23 @@ def _tex_error(line: str, following: list[str]) -> Diagnostic | None:
         return None
     if message.strip() in AFTERMATH:
         return None
-    context = next((match for text in following if (match := ERROR_CONTEXT.match(text))), None)
+    place_file, place_line, context = _place_from(following)
     if context is not None:
-        line_number = line_number or int(context["line"])
-        message = f"{message} [l.{context['line']} {context['text'].strip()}]"
-    return Diagnostic(file=file, line=line_number, severity="error", message=message.strip())
+        message = f"{message} [l.{place_line} {context}]"
+    return Diagnostic(
+        file=file or place_file, line=line_number or place_line, severity="error", message=message.strip()
+    )
+
+
+def _place_from(following: list[str]) -> tuple[str | None, int | None, str | None]:
+    """File, line and source text an error's following lines point at (its "l.<n>" context)."""
+    file = None
+    for text in following:
+        if found := FILE_LINE_ERROR.match(text):
+            file = file or _project_file(found["file"])  # the "Emergency stop" that ends a prompt
+        elif found := ERROR_CONTEXT.match(text):
+            return file, int(found["line"]), found["text"].strip()
+    return file, None, None
 
 
 def _tex_notice(line: str) -> Diagnostic | None:

@@ -67,22 +67,21 @@ class BwrapExecutor:
         argv = resolve_program(argv, env)
         self._check_visible(argv[0], [*writable, *readable])
         with self.uid_pool.lease() as uid, _handed_to(uid, writable):
-            status_read, status_write = os.pipe()
-            with open(status_read, "rb") as status:
-                try:
-                    command = [
-                        *(bwrap_program(), "--json-status-fd", str(status_write)),
-                        *self._sandbox_options(cwd=cwd, writable=writable, readable=readable, limits=limits),
-                        *_drop_to(uid),
-                        *rlimit_prefix(limits, bound_processes=True),
-                        *argv,
-                    ]
-                    process = spawn(command, cwd=Path("/"), env=env, pass_fds=(status_write,))
-                finally:
-                    os.close(status_write)
-                run = supervise(process, limits=limits, cancel=cancel, watched=writable)
-                # bwrap reports the child's pid once the sandbox is set up; without it, set-up failed.
-                started = b'"child-pid"' in status.read()
+            started_read, started_write = os.pipe()
+            try:
+                command = [
+                    bwrap_program(),
+                    *self._sandbox_options(cwd=cwd, writable=writable, readable=readable, limits=limits),
+                    *_drop_to(uid),
+                    *rlimit_prefix(limits, bound_processes=True),
+                    *_announce_start(started_write),
+                    *argv,
+                ]
+                process = spawn(command, cwd=Path("/"), env=env, pass_fds=(started_write,))
+            finally:
+                os.close(started_write)
+            run = supervise(process, limits=limits, cancel=cancel, watched=writable)
+            started = _read_announcement(started_read)
         if not started:
             stderr = run.stderr.decode(errors="replace").strip()
             raise ExecutorError(f"bubblewrap could not set up the sandbox: {stderr}")
@@ -138,6 +137,31 @@ def _drop_to(uid: int) -> list[str]:
         *(f"--reuid={uid}", f"--regid={uid}", "--clear-groups"),
         *("--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"),
     ]
+
+
+def _announce_start(fd: int) -> list[str]:
+    """Argv prefix that writes "started" to ``fd``, closes it, and executes the command after it.
+
+    It runs last, after the uid switch and the limits, so the word means the sandbox is set up;
+    bwrap's own status reports come before its set-up and cannot tell that. The command never
+    holds the descriptor, so it cannot fake the word either.
+    """
+    bash = shutil.which("bash", path="/usr/bin:/bin") or "bash"
+    env = shutil.which("env", path="/usr/bin:/bin") or "env"
+    # bash exports a SHLVL of its own even through exec; env drops it again, so the command's
+    # environment is exactly the caller's.
+    script = f'printf started >&"$1" && eval "exec $1>&-" && shift && exec {env} -u SHLVL -- "$@"'
+    return [bash, "-c", script, "quire-sandbox", str(fd)]
+
+
+def _read_announcement(started_read: int) -> bool:
+    # Non-blocking: bwrap's reaper inside the sandbox may still hold the write end.
+    with open(started_read, "rb", buffering=0) as started:
+        os.set_blocking(started_read, False)
+        try:
+            return started.read(len(b"started")) == b"started"
+        except BlockingIOError:
+            return False
 
 
 def _parent_dirs(path: Path) -> list[str]:

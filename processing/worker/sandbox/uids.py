@@ -28,6 +28,8 @@ logger = logging.getLogger(__name__)
 # Far above the ranges that adduser and /etc/subuid hand out; reserve them for sandboxes.
 DEFAULT_SANDBOX_UIDS = range(1_000_000_000, 1_000_000_000 + 1024)
 EVICTION_SECONDS = 5.0
+# A killed sandbox is torn down by the kernel; its last processes can take a moment to exit.
+TEARDOWN_GRACE_SECONDS = 2.0
 
 
 class SandboxUidPool:
@@ -43,7 +45,7 @@ class SandboxUidPool:
             yield uid
         finally:
             try:
-                evict_processes_of(uid)
+                evict_processes_of(uid, grace_seconds=TEARDOWN_GRACE_SECONDS)
             finally:
                 reservation.close()
 
@@ -77,8 +79,14 @@ def processes_of(uid: int) -> list[int]:
     return pids
 
 
-def evict_processes_of(uid: int) -> None:
-    """SIGKILL every process of a sandbox uid until none is left; ExecutorError if they persist."""
+def evict_processes_of(uid: int, *, grace_seconds: float = 0.0) -> None:
+    """Give a sandbox uid's processes ``grace_seconds`` to end, then SIGKILL them until none is left.
+
+    Raises ExecutorError if some survive that too.
+    """
+    grace_ends = time.monotonic() + grace_seconds
+    while processes_of(uid) and time.monotonic() < grace_ends:
+        time.sleep(0.01)
     deadline = time.monotonic() + EVICTION_SECONDS
     while pids := processes_of(uid):
         if time.monotonic() > deadline:
