@@ -152,7 +152,8 @@ def main() -> None:
             ]
             print(
                 f"{document:<20} {compiler:<9} {statistics.median(medians['bwrap']):>9.1f} "
-                f"{statistics.median(medians['local']):>9.1f} {statistics.median(overhead):>12.1f}"
+                f"{statistics.median(medians['local']):>9.1f} {statistics.median(overhead):>12.1f}",
+                flush=True,
             )
             for executor in ("bwrap", "local"):
                 config = f"{document}, {compiler}, {executor}"

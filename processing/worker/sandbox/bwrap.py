@@ -67,21 +67,11 @@ class BwrapExecutor:
         argv = resolve_program(argv, env)
         self._check_visible(argv[0], [*writable, *readable])
         with self.uid_pool.lease() as uid, _handed_to(uid, writable):
-            started_read, started_write = os.pipe()
-            try:
-                command = [
-                    bwrap_program(),
-                    *self._sandbox_options(cwd=cwd, writable=writable, readable=readable, limits=limits),
-                    *_drop_to(uid),
-                    *rlimit_prefix(limits, bound_processes=True),
-                    *_announce_start(started_write),
-                    *argv,
-                ]
-                process = spawn(command, cwd=Path("/"), env=env, pass_fds=(started_write,))
-            finally:
-                os.close(started_write)
-            run = supervise(process, limits=limits, cancel=cancel, watched=writable)
-            started = _read_announcement(started_read)
+            options = self._sandbox_options(cwd=cwd, writable=writable, readable=readable, limits=limits)
+            prefix = [bwrap_program(), *options, *_drop_to(uid), *rlimit_prefix(limits, bound_processes=True)]
+            run, started = _run_announcing_start(
+                prefix, argv, env=env, limits=limits, cancel=cancel, watched=writable
+            )
         if not started:
             stderr = run.stderr.decode(errors="replace").strip()
             raise ExecutorError(f"bubblewrap could not set up the sandbox: {stderr}")
@@ -139,29 +129,51 @@ def _drop_to(uid: int) -> list[str]:
     ]
 
 
-def _announce_start(fd: int) -> list[str]:
-    """Argv prefix that writes "started" to ``fd``, closes it, and executes the command after it.
+def _run_announcing_start(
+    prefix: list[str],
+    argv: list[str],
+    *,
+    env: dict[str, str],
+    limits: Limits,
+    cancel: threading.Event,
+    watched: list[Path],
+) -> tuple[CompletedRun, bool]:
+    """Run ``prefix`` + ``argv`` and tell whether ``argv`` was reached.
 
-    It runs last, after the uid switch and the limits, so the word means the sandbox is set up;
-    bwrap's own status reports come before its set-up and cannot tell that. The command never
-    holds the descriptor, so it cannot fake the word either.
+    Between the two, a shell writes "started" to a pipe, closes it, and executes ``argv``. It
+    runs after the uid switch and the limits, so the word means the sandbox is set up (bwrap's
+    own status reports come before its set-up and cannot tell). ``argv`` never holds the pipe,
+    so it cannot fake the word.
     """
+    started_read, started_write = os.pipe()
+    try:
+        try:
+            process = spawn(
+                [*prefix, *_announce_start(started_write), *argv],
+                cwd=Path("/"),
+                env=env,
+                pass_fds=(started_write,),
+            )
+        finally:
+            os.close(started_write)
+        run = supervise(process, limits=limits, cancel=cancel, watched=watched)
+        # Non-blocking: bwrap's reaper inside the sandbox may still hold the write end.
+        os.set_blocking(started_read, False)
+        try:
+            return run, os.read(started_read, len(b"started")) == b"started"
+        except BlockingIOError:
+            return run, False
+    finally:
+        os.close(started_read)
+
+
+def _announce_start(fd: int) -> list[str]:
     bash = shutil.which("bash", path="/usr/bin:/bin") or "bash"
     env = shutil.which("env", path="/usr/bin:/bin") or "env"
     # bash exports a SHLVL of its own even through exec; env drops it again, so the command's
     # environment is exactly the caller's.
     script = f'printf started >&"$1" && eval "exec $1>&-" && shift && exec {env} -u SHLVL -- "$@"'
     return [bash, "-c", script, "quire-sandbox", str(fd)]
-
-
-def _read_announcement(started_read: int) -> bool:
-    # Non-blocking: bwrap's reaper inside the sandbox may still hold the write end.
-    with open(started_read, "rb", buffering=0) as started:
-        os.set_blocking(started_read, False)
-        try:
-            return started.read(len(b"started")) == b"started"
-        except BlockingIOError:
-            return False
 
 
 def _parent_dirs(path: Path) -> list[str]:
@@ -193,11 +205,13 @@ def _handed_to(uid: int, roots: list[Path]) -> Iterator[None]:
 
 
 def _chown_tree(root: Path, uid: int, gid: int) -> None:
-    # Never follow links: the sandbox may have planted one pointing anywhere on the host.
-    os.chown(root, uid, gid, follow_symlinks=False)
-    for directory, dirnames, filenames in os.walk(root):
+    # Never follow links, not even half-way: the sandbox may have planted one pointing anywhere
+    # on the host. fwalk holds each directory open, so swapping a directory for a link mid-walk
+    # cannot redirect it.
+    os.chown(root, uid, gid, follow_symlinks=False)  # the root itself is out of the sandbox's reach
+    for _, dirnames, filenames, directory_fd in os.fwalk(root, follow_symlinks=False):
         for name in (*dirnames, *filenames):
-            os.chown(os.path.join(directory, name), uid, gid, follow_symlinks=False)
+            os.chown(name, uid, gid, dir_fd=directory_fd, follow_symlinks=False)
 
 
 def sandbox_self_check() -> str | None:

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from processing.worker.contracts import CompletedRun, ExecutorError, Limits
+from processing.worker.sandbox.proc import processes_in_group
 from processing.worker.truncation import HeadTailBuffer
 
 logger = logging.getLogger(__name__)
@@ -28,6 +29,7 @@ TERM_GRACE_SECONDS = 2.0
 # After the command exits, stragglers that escaped its group may keep the pipes open.
 DRAIN_SECONDS = 1.0
 READ_CHUNK_BYTES = 64 * 1024
+GROUP_EXIT_SECONDS = 5.0
 # Every file or directory costs at least a block and an inode, so a flood of empty files counts too.
 MIN_ENTRY_BYTES = 4096
 
@@ -105,16 +107,15 @@ class _Supervision:
         self.exited_at: float | None = None
 
     def run(self) -> CompletedRun:
-        with selectors.DefaultSelector() as selector:
-            selector.register(self.process.stdout, selectors.EVENT_READ, self.stdout)
-            selector.register(self.process.stderr, selectors.EVENT_READ, self.stderr)
-            while (selector.get_map() or self.exited_at is None) and not self._drain_expired():
-                self._enforce_bounds()
-                for key, _ in selector.select(POLL_SECONDS):
-                    self._read(selector, key)
-                self._notice_exit()
+        # A pidfd becomes readable when the command exits, so the loop wakes at once for that too.
+        exit_notice = os.pidfd_open(self.process.pid)
+        try:
+            self._collect_until_gone(exit_notice)
+        finally:
+            os.close(exit_notice)
         # The leader is still a zombie here, so its group id cannot have been reused yet.
         self._signal_group(signal.SIGKILL)
+        self._await_group_gone()
         self.process.stdout.close()
         self.process.stderr.close()
         self.process.wait()
@@ -127,7 +128,21 @@ class _Supervision:
             output_limit_exceeded=self.stop_reason == "output",
         )
 
+    def _collect_until_gone(self, exit_notice: int) -> None:
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.process.stdout, selectors.EVENT_READ, self.stdout)
+            selector.register(self.process.stderr, selectors.EVENT_READ, self.stderr)
+            selector.register(exit_notice, selectors.EVENT_READ, None)
+            while (selector.get_map() or self.exited_at is None) and not self._drain_expired():
+                self._enforce_bounds()
+                for key, _ in selector.select(POLL_SECONDS):
+                    self._read(selector, key)
+                self._notice_exit()
+
     def _read(self, selector: selectors.BaseSelector, key: selectors.SelectorKey) -> None:
+        if key.data is None:  # the exit notice: it stays readable, so it has said all it can
+            selector.unregister(key.fileobj)
+            return
         chunk = os.read(key.fd, READ_CHUNK_BYTES)
         if chunk:
             key.data.append(chunk)
@@ -177,6 +192,17 @@ class _Supervision:
 
     def _drain_expired(self) -> bool:
         return self.exited_at is not None and time.monotonic() > self.exited_at + DRAIN_SECONDS
+
+    def _await_group_gone(self) -> None:
+        """Return once every process of the group has died; SIGKILL takes effect asynchronously."""
+        deadline = time.monotonic() + GROUP_EXIT_SECONDS
+        while survivors := [pid for pid in processes_in_group(self.process.pid) if pid != self.process.pid]:
+            if time.monotonic() > deadline:
+                logger.warning(
+                    "processes outlive their killed group pgid=%s pids=%s", self.process.pid, survivors
+                )
+                return
+            time.sleep(0.01)
 
     def _signal_group(self, sig: signal.Signals) -> None:
         with contextlib.suppress(ProcessLookupError):

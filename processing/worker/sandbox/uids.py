@@ -19,9 +19,9 @@ import signal
 import socket
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 from processing.worker.contracts import ExecutorError
+from processing.worker.sandbox.proc import processes_of_uid
 
 logger = logging.getLogger(__name__)
 
@@ -63,32 +63,16 @@ class SandboxUidPool:
         raise ExecutorError(f"all {len(self.uids)} sandbox uids are in use")
 
 
-def processes_of(uid: int) -> list[int]:
-    """Live (not zombie) processes whose real uid is ``uid``."""
-    pids = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = Path(entry.path, "status").read_text()
-        except OSError:
-            continue  # gone meanwhile
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        if int(fields["Uid"].split()[0]) == uid and not fields["State"].strip().startswith("Z"):
-            pids.append(int(entry.name))
-    return pids
-
-
 def evict_processes_of(uid: int, *, grace_seconds: float = 0.0) -> None:
     """Give a sandbox uid's processes ``grace_seconds`` to end, then SIGKILL them until none is left.
 
     Raises ExecutorError if some survive that too.
     """
     grace_ends = time.monotonic() + grace_seconds
-    while processes_of(uid) and time.monotonic() < grace_ends:
+    while processes_of_uid(uid) and time.monotonic() < grace_ends:
         time.sleep(0.01)
     deadline = time.monotonic() + EVICTION_SECONDS
-    while pids := processes_of(uid):
+    while pids := processes_of_uid(uid):
         if time.monotonic() > deadline:
             raise ExecutorError(f"processes {pids} of sandbox uid {uid} survive SIGKILL")
         logger.warning("killing leftover sandbox processes uid=%s pids=%s", uid, pids)

@@ -9,7 +9,7 @@ import pytest
 
 from processing.worker.contracts import FailureClass, Limits, ProcessorFailure
 from processing.worker.sandbox import LocalExecutor
-from processing.worker.sandbox.uids import processes_of
+from processing.worker.sandbox.proc import processes_of_uid
 from tests.processing.worker.bundles import article, pdf_text
 from tests.processing.worker.conftest import WATCHED_UID
 from tests.processing.worker.polling import wait_until
@@ -114,7 +114,7 @@ def test_an_endless_loop_ends_as_resource_limit_within_the_wall_limit(
 
     assert (failure.failure_class, failure.code) == (FailureClass.RESOURCE_LIMIT, "wall_time_limit")
     assert time.monotonic() - started < limits.wall_seconds + GENEROUS_TEARDOWN_SECONDS
-    assert processes_of(WATCHED_UID) == []
+    assert processes_of_uid(WATCHED_UID) == []
     assert "leftover sandbox processes" not in caplog.text  # the group kill did it, not the backstop
 
 
@@ -179,4 +179,4 @@ def test_cancelling_a_running_build_stops_tex_and_leaves_no_process(bundle, buil
 
     assert outcome["failure"].failure_class == FailureClass.WORKER_INTERRUPTED
     assert outcome["ended_at"] - cancelled_at < GENEROUS_TEARDOWN_SECONDS
-    assert processes_of(WATCHED_UID) == []
+    assert processes_of_uid(WATCHED_UID) == []

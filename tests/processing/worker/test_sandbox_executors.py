@@ -10,7 +10,7 @@ import pytest
 
 from processing.worker.contracts import ExecutorError, Limits
 from processing.worker.sandbox import BwrapExecutor, LocalExecutor, sandbox_self_check
-from processing.worker.sandbox.uids import processes_of
+from processing.worker.sandbox.proc import processes_of_uid
 from tests.processing.worker.conftest import WATCHED_UID
 from tests.processing.worker.polling import wait_until
 
@@ -122,7 +122,7 @@ def test_the_wall_clock_kills_grandchildren_in_the_sandbox(run_in, watched_execu
 
     assert run.timed_out
     assert time.monotonic() - started < 1 + GENEROUS_TEARDOWN_SECONDS
-    assert processes_of(WATCHED_UID) == []
+    assert processes_of_uid(WATCHED_UID) == []
 
 
 def test_the_wall_clock_kills_grandchildren_of_the_local_executor(run_in, work_dir):
@@ -148,7 +148,7 @@ def test_cancellation_stops_the_command_and_its_children(run_in, work_dir, watch
     runner.join(timeout=GENEROUS_TEARDOWN_SECONDS)
 
     assert outcome["run"].cancelled
-    assert processes_of(WATCHED_UID) == []
+    assert processes_of_uid(WATCHED_UID) == []
 
 
 def test_the_local_executor_stops_a_command_that_ignores_sigterm(run_in, work_dir):
@@ -210,7 +210,7 @@ def test_the_process_bound_counts_only_the_jobs_processes(run_in, watched_execut
     run = run_in(watched_executor, shell(script), max_processes=6, wall_seconds=2)
 
     assert b"fork" in run.stderr.lower()
-    assert processes_of(WATCHED_UID) == []
+    assert processes_of_uid(WATCHED_UID) == []
 
 
 @pytest.mark.parametrize("executor_class", [BwrapExecutor, LocalExecutor])
