@@ -130,6 +130,9 @@ def build_environment(work: WorkArea, bundle: ProjectBundle) -> dict[str, str]:
         "TEXMFHOME": str(work.home / "texmf"),
         "TEXMFVAR": str(work.home / "texmf-var"),
         "TEXMFCONFIG": str(work.home / "texmf-config"),
+        # Caches (LuaTeX's font database) only in the job's area, never in the system's
+        # TEXMFSYSVAR, which a build running as root (local executor) could otherwise write.
+        "TEXMFCACHE": str(work.home / "texmf-var"),
         "TEXMFOUTPUT": str(work.sources),
         # Paranoid: no reading or writing of absolute paths, parent directories or dot files.
         "openin_any": "p",
