@@ -73,7 +73,10 @@ class LatexProcessor:
         cancel: threading.Event,
         executor: Executor,
     ) -> ProcessorResult:
-        """Build the bundle's entry file into ``output_dir``; ProcessorFailure classifies every failure."""
+        """Build the bundle's entry file into ``output_dir``; ProcessorFailure classifies every failure.
+
+        ``request`` adds nothing here: the compiler is a project setting frozen in the manifest.
+        """
         bundle = read_project_bundle(input_dir, project_type="latex")
         engine = self._engine_for(bundle)
         jobname = PurePosixPath(bundle.entry_path).stem
@@ -81,20 +84,7 @@ class LatexProcessor:
             bundle.copy_files_to(work.sources)
             for stale in (f"{jobname}.pdf", f"{jobname}.log"):  # never mistake a shipped file for output
                 (work.sources / stale).unlink(missing_ok=True)
-            try:
-                run = executor.run(
-                    latexmk_argv(bundle, engine),
-                    cwd=work.sources,
-                    writable=[work.root],
-                    readable=[],
-                    env=build_environment(work, bundle),
-                    limits=limits,
-                    cancel=cancel,
-                )
-            except ExecutorError as exc:
-                raise ProcessorFailure(
-                    FailureClass.TRANSIENT_INFRASTRUCTURE, "sandbox_unavailable", str(exc)
-                ) from exc
+            run = _compile(work, bundle, engine, limits=limits, cancel=cancel, executor=executor)
             build_log = read_build_log(work, jobname, run, limits)
             failure = classify_build(_evidence(run, build_log, work, jobname), limits)
             if failure is not None:
@@ -112,6 +102,30 @@ class LatexProcessor:
             message = f"{engine} needs {', '.join(absent)}, which this worker lacks"
             raise ProcessorFailure(FailureClass.UNSUPPORTED_DEPENDENCY, "missing_engine", message)
         return engine
+
+
+def _compile(
+    work: WorkArea,
+    bundle: ProjectBundle,
+    engine: str,
+    *,
+    limits: Limits,
+    cancel: threading.Event,
+    executor: Executor,
+) -> CompletedRun:
+    try:
+        return executor.run(
+            latexmk_argv(bundle, engine),
+            cwd=work.sources,
+            writable=[work.root],
+            readable=[],
+            env=build_environment(work, bundle),
+            limits=limits,
+            cancel=cancel,
+        )
+    except ExecutorError as exc:
+        failure_class = FailureClass.TRANSIENT_INFRASTRUCTURE
+        raise ProcessorFailure(failure_class, "sandbox_unavailable", str(exc)) from exc
 
 
 def latexmk_argv(bundle: ProjectBundle, engine: str) -> list[str]:

@@ -1,10 +1,15 @@
 """LatexProcessor builds real projects with real TeX Live inside the bubblewrap sandbox."""
 
+import re
 import unicodedata
+from pathlib import Path
 
 import pytest
 
 from processing.worker.contracts import Limits
+from processing.worker.processors.latex import LatexProcessor
+from processing.worker.processors.texlive import TexLive
+from processing.worker.sandbox import LocalExecutor
 from tests.processing.worker.bundles import (
     STARTER_DOCUMENT,
     article,
@@ -163,3 +168,24 @@ def test_the_log_is_bounded_with_head_and_tail(bundle, build):
     assert log.startswith("This is pdfTeX")
     assert "bytes cut ...]" in log
     assert "Output written on main.pdf" in log
+
+
+def test_a_local_build_as_root_leaves_the_system_texmf_tree_untouched(bundle, build):
+    system_var = Path("/var/lib/texmf")
+    before = sorted(system_var.rglob("*"))
+    bundle({"main.tex": UNICODE_DOCUMENT}, compiler="lualatex")  # LuaTeX writes a font-name cache
+
+    build(executor=LocalExecutor())
+
+    assert sorted(system_var.rglob("*")) == before
+
+
+def test_the_contract_names_the_processor_texlive_and_latexmk(latex_processor):
+    assert re.fullmatch(r"quire-latex/1 texlive-20\d\d latexmk-\d+\.\d+", latex_processor.contract)
+    assert latex_processor.unavailable_reason() is None
+
+
+def test_a_worker_without_latexmk_says_so():
+    texlive = TexLive(release="2022", banner="TeX Live 2022", latexmk_version=None, missing=("latexmk",))
+
+    assert "latexmk" in LatexProcessor(texlive).unavailable_reason()
