@@ -20,7 +20,8 @@ MISSING_PROGRAM = re.compile(r"^sh: \d+: (?P<name>\S+): not found$", re.MULTILIN
 # The shell latexmk runs each tool through names the signal that ended it.
 CPU_EXHAUSTED = "CPU time limit exceeded"
 FILE_TOO_BIG = "File size limit exceeded"
-MEMORY_EXHAUSTED = re.compile(r"TeX capacity exceeded|not enough memory|out of memory", re.IGNORECASE)
+# TeX's own fixed-size tables, or the address-space limit as the engines report it.
+MEMORY_EXHAUSTED = re.compile(r"TeX capacity exceeded|memory exhausted|not enough memory|out of memory", re.I)
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,8 @@ def _resource_exhausted(evidence: BuildEvidence, limits: Limits) -> tuple[str, s
     if CPU_EXHAUSTED in evidence.stderr:
         message = f"a build step used more than {limits.cpu_seconds} s of CPU time"
         return FailureClass.RESOURCE_LIMIT, "cpu_time_limit", message
-    if MEMORY_EXHAUSTED.search(evidence.log) and not evidence.pdf_produced:
+    exhausted = MEMORY_EXHAUSTED.search(evidence.log) or MEMORY_EXHAUSTED.search(evidence.stderr)
+    if exhausted and not evidence.pdf_produced:
         return FailureClass.RESOURCE_LIMIT, "memory_limit", "the build ran out of memory"
     return None
 

@@ -195,8 +195,11 @@ def _job_binds(paths: list[Path], bind_option: str) -> list[str]:
 def _handed_to(uid: int, roots: list[Path]) -> Iterator[None]:
     """Own ``roots`` by the sandbox uid for the run, then give them back to their owners."""
     owners = [(root, root.stat()) for root in roots]
-    for root in roots:
-        _chown_tree(root, uid, uid)
+    try:
+        for root in roots:
+            _chown_tree(root, uid, uid)
+    except OSError as exc:
+        raise ExecutorError(f"could not hand the job's directories to sandbox uid {uid}: {exc}") from exc
     try:
         yield
     finally:

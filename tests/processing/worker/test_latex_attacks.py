@@ -180,3 +180,19 @@ def test_cancelling_a_running_build_stops_tex_and_leaves_no_process(bundle, buil
     assert outcome["failure"].failure_class == FailureClass.WORKER_INTERRUPTED
     assert outcome["ended_at"] - cancelled_at < GENEROUS_TEARDOWN_SECONDS
     assert processes_of_uid(WATCHED_UID) == []
+
+
+def test_an_engine_out_of_address_space_ends_as_resource_limit(bundle, build):
+    bundle({"main.tex": article("Text.", preamble="\\usepackage{fontspec}\n")}, compiler="xelatex")
+
+    failure = failure_of(build, limits=Limits(wall_seconds=30, memory_bytes=256 * 1024**2))
+
+    assert (failure.failure_class, failure.code) == (FailureClass.RESOURCE_LIMIT, "memory_limit")
+
+
+def test_exhausting_texs_own_memory_ends_as_resource_limit(bundle, build):
+    bundle({"main.tex": article(r"\def\grow{x\grow}\grow")})
+
+    failure = failure_of(build)
+
+    assert (failure.failure_class, failure.code) == (FailureClass.RESOURCE_LIMIT, "memory_limit")
