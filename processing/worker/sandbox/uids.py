@@ -1,4 +1,4 @@
-"""Sandbox uids: one unprivileged uid per running job, reserved across every agent on the host.
+"""Sandbox uids: one unprivileged uid per running job, reserved across the agents of a host.
 
 Why a uid per job: RLIMIT_NPROC is the only process bound that needs neither cgroups nor a
 user namespace, and the kernel counts it per real uid across the whole host. A shared
@@ -7,8 +7,8 @@ root are exempt from the limit altogether. With a uid of its own the job's count
 its own processes, and "nothing of this job is left" becomes "no process has this uid".
 
 The reservation is an abstract Unix socket named after the uid: binding it fails while any
-process on the host holds it, and the kernel drops it when its holder dies, so a crashed
-agent never leaves a uid locked.
+process of the same network namespace (the host's, for agents) holds it, and the kernel
+drops it when its holder dies, so a crashed agent never leaves a uid locked.
 """
 
 import contextlib
@@ -72,10 +72,11 @@ def evict_processes_of(uid: int, *, grace_seconds: float = 0.0) -> None:
     while processes_of_uid(uid) and time.monotonic() < grace_ends:
         time.sleep(0.01)
     deadline = time.monotonic() + EVICTION_SECONDS
+    if pids := processes_of_uid(uid):
+        logger.warning("killing leftover sandbox processes uid=%s pids=%s", uid, pids)
     while pids := processes_of_uid(uid):
         if time.monotonic() > deadline:
             raise ExecutorError(f"processes {pids} of sandbox uid {uid} survive SIGKILL")
-        logger.warning("killing leftover sandbox processes uid=%s pids=%s", uid, pids)
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
