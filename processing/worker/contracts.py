@@ -95,12 +95,26 @@ class ProcessorFailure(Exception):
 
 @dataclass(frozen=True)
 class CompletedRun:
+    """How one command ended.
+
+    ``stdout`` and ``stderr`` keep a bounded head and tail of each stream. ``output_limit_exceeded``
+    means the command was stopped for producing more than ``Limits.output_bytes`` (streams plus
+    bytes written into its writable directories).
+    """
+
     returncode: int | None
     stdout: bytes
     stderr: bytes
     timed_out: bool = False
     cancelled: bool = False
     output_limit_exceeded: bool = False
+
+
+class ExecutorError(Exception):
+    """The executor could not run the command at all: no sandbox could be set up, or no such program.
+
+    Processors report it as ``transient_infrastructure``: the job itself is not at fault.
+    """
 
 
 class Executor(Protocol):

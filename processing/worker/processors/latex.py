@@ -1,0 +1,189 @@
+"""``latex.compile.pdf/v1``: build a LaTeX project bundle into a PDF with TeX Live's latexmk.
+
+The build is reproducible: the same bundle gives a byte-identical PDF with every engine.
+``SOURCE_DATE_EPOCH`` (the bundle's source epoch) with ``FORCE_SOURCE_DATE=1`` fixes every
+date the engines write; pdfTeX and xdvipdfmx derive the trailer /ID from that date and the
+job name. LuaTeX also hashes the absolute output path into /ID, and each build has its own
+work directory, so for LuaLaTeX the /ID is set from the bundle's manifest digest instead.
+"""
+
+import threading
+from pathlib import Path, PurePosixPath
+
+from processing.worker.contracts import (
+    CompletedRun,
+    Executor,
+    ExecutorError,
+    FailureClass,
+    Limits,
+    OutputFile,
+    ProcessorFailure,
+    ProcessorResult,
+)
+from processing.worker.processors.latex_failures import BuildEvidence, classify_build
+from processing.worker.processors.latex_log import BuildLog, read_build_log
+from processing.worker.processors.project_bundle import ProjectBundle, read_project_bundle
+from processing.worker.processors.texlive import TexLive, detect_texlive
+from processing.worker.processors.work_area import (
+    WorkArea,
+    copy_source_file,
+    largest_file_bytes,
+    source_file_bytes,
+    work_area,
+)
+
+OPERATION = "latex.compile.pdf/v1"
+PROCESSOR_VERSION = "quire-latex/1"
+# latexmk's switch for each engine, and the programs that engine needs.
+ENGINES = {
+    "pdflatex": ("-pdf", ("pdflatex",)),
+    "xelatex": ("-pdfxe", ("xelatex", "xdvipdfmx")),
+    "lualatex": ("-pdflua", ("lualatex",)),
+}
+DEFAULT_ENGINE = "pdflatex"
+LATEXMK_OPTIONS = (
+    "-norc",  # no latexmkrc from the system or the project; BibTeX/Biber still run when needed
+    "-interaction=nonstopmode",
+    "-halt-on-error",
+    "-file-line-error",
+    "-no-shell-escape",
+)
+
+
+class LatexProcessor:
+    operation = OPERATION
+
+    def __init__(self, texlive: TexLive | None = None):
+        self.texlive = texlive or detect_texlive()
+        self.contract = f"{PROCESSOR_VERSION} texlive-{self.texlive.release} latexmk-{self.texlive.latexmk_version}"
+        self.runtime_version = f"{self.texlive.banner}, latexmk {self.texlive.latexmk_version}"
+
+    def unavailable_reason(self) -> str | None:
+        return self.texlive.unavailable_reason
+
+    def run(
+        self,
+        *,
+        input_dir: Path,
+        output_dir: Path,
+        request: dict,
+        limits: Limits,
+        cancel: threading.Event,
+        executor: Executor,
+    ) -> ProcessorResult:
+        """Build the bundle's entry file into ``output_dir``; ProcessorFailure classifies every failure.
+
+        ``request`` adds nothing here: the compiler is a project setting frozen in the manifest.
+        """
+        bundle = read_project_bundle(input_dir, project_type="latex")
+        engine = self._engine_for(bundle)
+        jobname = PurePosixPath(bundle.entry_path).stem
+        with work_area(next_to=output_dir) as work:
+            bundle.copy_files_to(work.sources)
+            for stale in (f"{jobname}.pdf", f"{jobname}.log"):  # never mistake a shipped file for output
+                (work.sources / stale).unlink(missing_ok=True)
+            run = _compile(work, bundle, engine, limits=limits, cancel=cancel, executor=executor)
+            build_log = read_build_log(work, jobname, run, limits)
+            failure = classify_build(_evidence(run, build_log, work, jobname), limits)
+            if failure is not None:
+                raise failure
+            return _publish(work, build_log, output_dir, jobname, limits)
+
+    def _engine_for(self, bundle: ProjectBundle) -> str:
+        engine = bundle.settings.get("compiler") or DEFAULT_ENGINE
+        if engine not in ENGINES:
+            raise ProcessorFailure(
+                FailureClass.INVALID_INPUT, "unsupported_compiler", f"unknown LaTeX compiler {engine!r}"
+            )
+        absent = [program for program in ENGINES[engine][1] if not self.texlive.has(program)]
+        if absent:
+            message = f"{engine} needs {', '.join(absent)}, which this worker lacks"
+            raise ProcessorFailure(FailureClass.UNSUPPORTED_DEPENDENCY, "missing_engine", message)
+        return engine
+
+
+def _compile(
+    work: WorkArea,
+    bundle: ProjectBundle,
+    engine: str,
+    *,
+    limits: Limits,
+    cancel: threading.Event,
+    executor: Executor,
+) -> CompletedRun:
+    try:
+        return executor.run(
+            latexmk_argv(bundle, engine),
+            cwd=work.sources,
+            writable=[work.root],
+            readable=[],
+            env=build_environment(work, bundle),
+            limits=limits,
+            cancel=cancel,
+        )
+    except ExecutorError as exc:
+        failure_class = FailureClass.TRANSIENT_INFRASTRUCTURE
+        raise ProcessorFailure(failure_class, "sandbox_unavailable", str(exc)) from exc
+
+
+def latexmk_argv(bundle: ProjectBundle, engine: str) -> list[str]:
+    argv = ["latexmk", *LATEXMK_OPTIONS, ENGINES[engine][0]]
+    if engine == "lualatex":
+        trailer_id = bundle.manifest_sha256[:32].upper()
+        argv.append(f"-usepretex=\\pdfvariable trailerid{{[<{trailer_id}> <{trailer_id}>]}}")
+    return [*argv, bundle.entry_path]
+
+
+def build_environment(work: WorkArea, bundle: ProjectBundle) -> dict[str, str]:
+    """The whole environment of the build: nothing of the agent's own leaks in."""
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(work.home),
+        "TEXMFHOME": str(work.home / "texmf"),
+        "TEXMFVAR": str(work.home / "texmf-var"),
+        "TEXMFCONFIG": str(work.home / "texmf-config"),
+        # Caches (LuaTeX's font database) only in the job's area, never in the system's
+        # TEXMFSYSVAR, which a build running as root (local executor) could otherwise write.
+        "TEXMFCACHE": str(work.home / "texmf-var"),
+        "TEXMFOUTPUT": str(work.sources),
+        # Paranoid: no reading or writing of absolute paths, parent directories or dot files.
+        "openin_any": "p",
+        "openout_any": "p",
+        "shell_escape": "f",
+        "SOURCE_DATE_EPOCH": str(bundle.source_epoch),
+        "FORCE_SOURCE_DATE": "1",
+        # Unwrapped log lines keep "file:line: message" and file names whole for the diagnostics.
+        "max_print_line": "10000",
+        "error_line": "254",
+        "half_error_line": "238",
+        "TZ": "UTC",
+        "LC_ALL": "C.UTF-8",
+    }
+
+
+def _evidence(run: CompletedRun, build_log: BuildLog, work: WorkArea, jobname: str) -> BuildEvidence:
+    return BuildEvidence(
+        run=run,
+        log=build_log.parsed_text,
+        stderr=build_log.stderr,
+        diagnostics=build_log.diagnostics,
+        pdf_produced=source_file_bytes(work, f"{jobname}.pdf") is not None,
+        largest_file_bytes=largest_file_bytes(work),
+    )
+
+
+def _publish(work: WorkArea, build_log: BuildLog, output_dir: Path, jobname: str, limits: Limits) -> ProcessorResult:
+    if (source_file_bytes(work, f"{jobname}.pdf") or 0) > limits.output_bytes:
+        message = f"the PDF is larger than {limits.output_bytes} bytes"
+        raise ProcessorFailure(FailureClass.RESOURCE_LIMIT, "output_size_limit", message, build_log.diagnostics)
+    pdf_output = output_dir / f"{jobname}.pdf"
+    log_output = output_dir / f"{jobname}.log"
+    copy_source_file(work, f"{jobname}.pdf", pdf_output)
+    log_output.write_text(build_log.diagnostics.log)
+    return ProcessorResult(
+        outputs=(
+            OutputFile(role="pdf", path=pdf_output, media_type="application/pdf", filename=pdf_output.name),
+            OutputFile(role="log", path=log_output, media_type="text/plain", filename=log_output.name),
+        ),
+        diagnostics=build_log.diagnostics,
+    )
