@@ -1,0 +1,104 @@
+"""LaTeX builds through the whole path: public API → queue → a real agent in bubblewrap → finalization → download."""
+
+import io
+
+import pytest
+from pypdf import PdfReader
+
+from processing.models import JobState, ProcessingJob
+from tests.factories import ProjectFactory, bearer_token_for
+from tests.processing.e2e.agents import running_agent, wait_until
+from tests.processing.e2e.conftest import RawHttp
+from workspace import services as workspace_services
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+LATEX = "latex.compile.pdf/v1"
+
+
+@pytest.fixture
+def author(owner, protocol_server):
+    return RawHttp(protocol_server["url"], bearer_token_for(owner))
+
+
+@pytest.fixture
+def latex_agent(protocol_server):
+    with running_agent(
+        protocol_server["url"], protocol_server["root"], "--operations", LATEX, "--slots", "2", name="latex"
+    ) as agent:
+        yield agent
+
+
+def _build(author, project, key, body=None) -> dict:
+    status, job, _ = author.json(
+        "POST", f"/v1/projects/{project.pk}/builds", body or {}, headers={"Idempotency-Key": key}
+    )
+    assert status in (200, 202), job
+    return job
+
+
+def _finished(author, job_id, timeout=120) -> dict:
+    def terminal():
+        _, body, _ = author.json("GET", f"/v1/processing/jobs/{job_id}")
+        return body if body["state"] in ("succeeded", "failed", "cancelled", "expired") else None
+
+    return wait_until(terminal, timeout=timeout, what=f"job {job_id} to finish")
+
+
+def test_the_starter_project_builds_to_a_pdf_and_rebuilds_as_a_reuse_hit(owner, author, latex_agent):
+    project = ProjectFactory(owner=owner, starter=True)
+
+    job = _finished(author, _build(author, project, "first")["id"])
+
+    assert job["state"] == "succeeded", job
+    assert job["processor_contract"].startswith("quire-latex/")
+    pdf = next(a for a in job["artifacts"] if a["role"] == "pdf")
+    data = author.request("GET", pdf["url"])[2]
+    text = "".join(page.extract_text() for page in PdfReader(io.BytesIO(data)).pages)
+    assert "built by Quire from a frozen snapshot" in text
+    assert any(a["role"] == "log" for a in job["artifacts"])
+
+    again = _build(author, project, "second")
+    assert (again["state"], again["cache_hit"]) == ("succeeded", True)
+    assert next(a for a in again["artifacts"] if a["role"] == "pdf")["sha256"] == pdf["sha256"]
+
+
+def test_a_latex_error_fails_with_its_file_and_line(owner, author, latex_agent):
+    project = ProjectFactory(owner=owner, starter=True)
+    broken = "\\documentclass{article}\n\\begin{document}\nHello\n\\undefinedcommand\n\\end{document}\n"
+    workspace_services.file_write(actor_id=owner.pk, project_id=project.pk, path="main.tex", data=broken.encode())
+
+    job = _finished(author, _build(author, project, "broken")["id"])
+
+    assert job["state"] == "failed" and job["failure"]["class"] == "processor_rejected"
+    assert "main.tex:4" in job["failure"]["message"]
+    _, diagnostics, _ = author.json(
+        "GET", f"/v1/processing/jobs/{job['id']}/diagnostics", headers={"Accept": "application/json"}
+    )
+    assert any(e["file"] == "main.tex" and e["line"] == 4 and e["severity"] == "error" for e in diagnostics["entries"])
+    assert "Undefined control sequence" in diagnostics["log"]
+
+
+def test_a_missing_package_is_an_unsupported_dependency(owner, author, latex_agent):
+    project = ProjectFactory(owner=owner, starter=True)
+    source = "\\documentclass{article}\n\\usepackage{nosuchpackage}\n\\begin{document}x\\end{document}\n"
+    workspace_services.file_write(actor_id=owner.pk, project_id=project.pk, path="main.tex", data=source.encode())
+
+    job = _finished(author, _build(author, project, "missing")["id"])
+
+    assert job["failure"]["class"] == "unsupported_dependency"
+    assert "nosuchpackage" in job["failure"]["message"]
+
+
+def test_cancelling_a_running_build_stops_tex_and_publishes_nothing(owner, author, latex_agent):
+    project = ProjectFactory(owner=owner, starter=True)
+    endless = "\\documentclass{article}\n\\begin{document}\n\\loop\\iftrue\\repeat\n\\end{document}\n"
+    workspace_services.file_write(actor_id=owner.pk, project_id=project.pk, path="main.tex", data=endless.encode())
+    job_id = _build(author, project, "endless")["id"]
+    wait_until(lambda: ProcessingJob.objects.get(pk=job_id).state == JobState.RUNNING, what="the build to start")
+
+    author.json("POST", f"/v1/processing/jobs/{job_id}/cancel")
+    job = _finished(author, job_id, timeout=60)
+
+    # Cancelled, not failed by the wall limit: the request reached TeX through the heartbeat.
+    assert job["state"] == "cancelled" and job["artifacts"] == []
