@@ -106,7 +106,10 @@ def main() -> int:
     )
     try:
         reported: set[str] = set()
+        parent = os.getppid()
         while not stopping:
+            # `make` does not pass SIGTERM on to its recipe: stop when the make that started us is gone.
+            stopping = stopping or os.getppid() != parent
             for name, child, required in children:
                 if child.poll() is not None and name not in reported:
                     reported.add(name)
