@@ -61,7 +61,9 @@ def _manifest(archive: tarfile.TarFile, members: dict[str, tarfile.TarInfo]) -> 
     return manifest
 
 
-def bundle_to_prepared_project(data: bytes, *, fallback_name: str) -> "workspace.PreparedProject":
+def bundle_to_prepared_project(
+    data: bytes, *, fallback_name: str, project_types: tuple[str, ...] = ("typst",)
+) -> "workspace.PreparedProject":
     try:
         archive = tarfile.open(fileobj=io.BytesIO(data), mode="r:")  # noqa: SIM115  closed by the with below
     except tarfile.TarError as exc:
@@ -69,6 +71,8 @@ def bundle_to_prepared_project(data: bytes, *, fallback_name: str) -> "workspace
     with archive:
         members = _members(archive)
         manifest = _manifest(archive, members)
+        if manifest.get("project_type") not in project_types:
+            raise _rejected(f"The bundle's project type must be one of {', '.join(project_types)}.")
         declared = {item.get("path"): item for item in manifest["files"] if isinstance(item, dict)}
         present = {name.removeprefix("files/") for name in members if name != "manifest.json"}
         if set(declared) != present:
