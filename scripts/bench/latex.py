@@ -3,7 +3,7 @@
 For the demo document and a 20-page document with a table of contents:
   latex_raw_ms_p50_<doc>       the processor in bubblewrap (copy, latexmk, log, PDF), no Core
   latex_full_ms_p50_<doc>      API submit → capture → queue → agent → upload → finalize → artifact downloaded
-  latex_overhead_ms_p50_<doc>  full − raw, per repetition
+  latex_overhead_ms_p50_<doc>  full - raw, per repetition
   reuse_hit_ms_p50             an unchanged resubmission answered as a succeeded job (cache hit)
 Each full build edits a comment first, so it is never a reuse hit. BENCH_N builds (default 20) per repetition.
 """
@@ -113,7 +113,7 @@ def main() -> None:
                 report(f"latex_raw_ms_p50_{name}", raw, unit="ms", n=n, config="processor in bubblewrap, no Core")
                 report(f"latex_full_ms_p50_{name}", full, unit="ms", n=n, config="API submit to PDF downloaded")
                 report(f"latex_overhead_ms_p50_{name}", [f - r for f, r in zip(full, raw, strict=False)], unit="ms",
-                       n=n, config="full − raw, per repetition")  # fmt: skip
+                       n=n, config="full - raw, per repetition")  # fmt: skip
             report("reuse_hit_ms_p50", _reuse_ms(client, project_id, n), unit="ms", n=n,
                    config="unchanged resubmission answered as a succeeded job")  # fmt: skip
 
