@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test lint install system-packages system-packages-test stop-db clean bench bench-queue bench-office bench-latex
+.PHONY: run test lint install system-packages system-packages-test stop-db clean bench bench-queue bench-office bench-latex bench-submit
 
 $(PY):
 	"$$(scripts/find_python.sh)" -m venv $(VENV)
@@ -37,6 +37,9 @@ test: install system-packages-test lint
 
 bench-queue: install
 	$(PY) -m scripts.bench.queue
+
+bench-submit: install
+	$(PY) -m scripts.bench.submit
 
 bench-latex: install system-packages
 	$(PY) -m scripts.bench.latex
