@@ -52,9 +52,25 @@ def large_files() -> dict[str, bytes]:
     return files
 
 
+def _submit_until_done(url: str, token: str, project_id, keys, lock: threading.Lock, latencies: list[float]) -> None:
+    from processing.worker.client import HttpCoreClient
+
+    client = HttpCoreClient(url, token)
+    headers = {"Content-Type": "application/json"}
+    while True:
+        with lock:
+            index = next(keys, None)
+        if index is None:
+            return
+        started = time.perf_counter()
+        client._call("POST", f"/v1/projects/{project_id}/builds", body=b"{}",
+                     headers={**headers, "Idempotency-Key": uuid.uuid4().hex})  # fmt: skip
+        with lock:
+            latencies.append((time.perf_counter() - started) * 1000)
+
+
 def submissions(url: str, n: int) -> None:
     from access.services import token_create
-    from processing.worker.client import HttpCoreClient
 
     user = _user()
     project = _project_with(user, twenty_files())
@@ -62,24 +78,9 @@ def submissions(url: str, n: int) -> None:
     rates, latencies_p50 = [], []
     for _ in range(BENCH_REPS):
         latencies: list[float] = []
-        keys = iter(range(n))
-        lock = threading.Lock()
-
-        def client_loop():
-            client = HttpCoreClient(url, token)
-            while True:
-                with lock:
-                    index = next(keys, None)
-                if index is None:
-                    return
-                started = time.perf_counter()
-                client._call("POST", f"/v1/projects/{project.pk}/builds", body=b"{}",
-                             headers={"Content-Type": "application/json", "Idempotency-Key": uuid.uuid4().hex})  # fmt: skip
-                with lock:
-                    latencies.append((time.perf_counter() - started) * 1000)
-
+        arguments = (url, token, project.pk, iter(range(n)), threading.Lock(), latencies)
         started = time.perf_counter()
-        threads = [threading.Thread(target=client_loop) for _ in range(4)]
+        threads = [threading.Thread(target=_submit_until_done, args=arguments) for _ in range(4)]
         for thread in threads:
             thread.start()
         for thread in threads:
