@@ -1,0 +1,143 @@
+"""The promises of document processing, checked against the database (``manage.py processing_check``).
+
+Each check returns violations, never raises for a broken promise; an operator
+or a test reads them all. ``slack`` lets a check ignore work that is merely
+late by less than one reaper interval.
+"""
+
+import hashlib
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import connection
+from django.db.models import Count, F, Q
+
+from processing.claims import db_now
+from processing.maintenance import BLOB_GRACE
+from processing.models import (
+    AttemptState,
+    JobState,
+    OutboxEvent,
+    ProcessingArtifact,
+    ProcessingAttempt,
+    ProcessingJob,
+    TerminalCommit,
+)
+from processing.models.jobs import TERMINAL_STATES
+
+OUTBOX_RETRY_BUDGET = 20
+OUTBOX_MAX_PENDING = timedelta(minutes=10)
+
+
+@dataclass(frozen=True)
+class Violation:
+    check: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.check}: {self.detail}"
+
+
+def _rows(sql: str, params: list) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def jobs_past_deadlines(slack: timedelta) -> list[Violation]:
+    """No job stays nonterminal past its deadlines once the reapers have run."""
+    cutoff = db_now() - slack
+    late = ProcessingJob.objects.filter(
+        Q(state__in=[JobState.PREPARING, JobState.QUEUED], deadline_at__lt=cutoff)
+        | Q(state=JobState.FINALIZING, finalization_expires_at__lt=cutoff)
+        | Q(state=JobState.RUNNING) & ~Q(attempts__state=AttemptState.RUNNING, attempts__lease_expires_at__gte=cutoff)
+    ).distinct()
+    return [Violation("job_past_deadline", f"{job.pk} is {job.state} past its deadline") for job in late[:100]]
+
+
+def terminal_commits_match() -> list[Violation]:
+    """A job is terminal exactly when it has its one terminal commit, in the same state."""
+    mismatched = ProcessingJob.objects.filter(
+        Q(state__in=TERMINAL_STATES, terminal__isnull=True) | Q(terminal__isnull=False) & ~Q(state=F("terminal__state"))
+    )
+    orphans = TerminalCommit.objects.exclude(job__state__in=TERMINAL_STATES)
+    return [Violation("terminal_commit", f"{job.pk} ({job.state})") for job in mismatched[:100]] + [
+        Violation("terminal_commit", f"{commit.job_id} committed {commit.state} but is not terminal")
+        for commit in orphans
+    ]
+
+
+def one_delivery_per_success() -> list[Violation]:
+    """A succeeded job that ran has exactly one delivered attempt; every artifact comes from it."""
+    found = []
+    ran = ProcessingJob.objects.filter(state=JobState.SUCCEEDED, cache_hit=False).annotate(
+        delivered=Count("attempts", filter=Q(attempts__state=AttemptState.DELIVERED))
+    )
+    found += [Violation("delivery_count", f"{job.pk} has {job.delivered}") for job in ran.exclude(delivered=1)[:100]]
+    stray = ProcessingArtifact.objects.filter(job__cache_hit=False).exclude(
+        source_attempt__state=AttemptState.DELIVERED
+    )
+    found += [Violation("artifact_source", f"{a.job_id}:{a.role} not from the delivered attempt") for a in stray[:100]]
+    return found
+
+
+def artifacts_from_current_claims() -> list[Violation]:
+    """No artifact came from an attempt whose claim had expired when it delivered."""
+    late = ProcessingAttempt.objects.filter(state=AttemptState.DELIVERED, ended_at__gt=F("lease_expires_at"))
+    published = late.filter(published__isnull=False).distinct()
+    return [Violation("expired_claim_published", f"attempt {a.pk} of {a.job_id}") for a in published[:100]]
+
+
+def artifact_bytes_intact() -> list[Violation]:
+    """Every artifact's blob exists and matches its recorded size and digest."""
+    found = []
+    for artifact_id, job_id, role, sha256, size, data in _rows(
+        "SELECT a.id, a.job_id, a.role, a.sha256, a.size_bytes, b.data FROM processing_processingartifact a "
+        "LEFT JOIN processing_processingblob b ON b.id = a.blob_id",
+        [],
+    ):
+        if data is None:
+            found.append(Violation("artifact_blob_missing", f"{job_id}:{role}"))
+        elif len(data) != size or hashlib.sha256(data).hexdigest() != sha256:
+            found.append(Violation("artifact_digest", f"{job_id}:{role} ({artifact_id})"))
+    return found
+
+
+def unreferenced_blobs(slack: timedelta) -> list[Violation]:
+    """No blob outlives its last reference by more than the collection grace period."""
+    rows = _rows(
+        """
+        SELECT blob.id FROM processing_processingblob AS blob
+        WHERE blob.touched_at < now() - %s
+          AND NOT EXISTS (SELECT 1 FROM processing_processingjob WHERE input_blob_id = blob.id)
+          AND NOT EXISTS (SELECT 1 FROM processing_processingartifact WHERE blob_id = blob.id)
+          AND NOT EXISTS (SELECT 1 FROM processing_stagedoutput WHERE blob_id = blob.id)
+          AND NOT EXISTS (SELECT 1 FROM processing_transferticket WHERE blob_id = blob.id)
+        LIMIT 100
+        """,
+        [BLOB_GRACE + slack],
+    )
+    return [Violation("blob_unreferenced", f"blob {blob_id}") for (blob_id,) in rows]
+
+
+def outbox_not_stuck() -> list[Violation]:
+    """No outbox event is stuck past its retry budget or pending for too long."""
+    stuck = OutboxEvent.objects.filter(dispatched_at__isnull=True).filter(
+        Q(attempts__gte=OUTBOX_RETRY_BUDGET) | Q(created_at__lt=db_now() - OUTBOX_MAX_PENDING)
+    )
+    return [Violation("outbox_stuck", f"{e.kind} {e.event_id} after {e.attempts} attempts") for e in stuck[:100]]
+
+
+def check_all(*, slack: timedelta = timedelta(seconds=60), include_outbox: bool = True) -> list[Violation]:
+    """Every processing promise; library promises are added by their own module when present."""
+    violations = (
+        jobs_past_deadlines(slack)
+        + terminal_commits_match()
+        + one_delivery_per_success()
+        + artifacts_from_current_claims()
+        + artifact_bytes_intact()
+        + unreferenced_blobs(slack)
+    )
+    if include_outbox:
+        violations += outbox_not_stuck()
+    return violations
