@@ -44,7 +44,8 @@ def lease_renew(*, claim_id: uuid.UUID, phase: str | None = None) -> LeaseStatus
     """Heartbeat of a claim: extend the lease, record the phase, report a cancellation request."""
     with transaction.atomic():
         now = db_now()
-        attempt = attempt_current(claim_id, now=now)
+        # Lock the job first (the order delivery and the reapers use), then touch the attempt.
+        attempt = attempt_current(claim_id, now=now, lock_job=True)
         expires = now + timedelta(seconds=limits().lease_seconds)
         updates = {"lease_expires_at": expires}
         if phase in (Phase.PROCESSING, Phase.UPLOADING_RESULT):

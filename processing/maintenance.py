@@ -58,24 +58,37 @@ def sessions_expire() -> int:
 
 
 def leases_expire() -> int:
-    """Mark running attempts whose lease passed as lost, and retry, cancel or fail their jobs."""
+    """Mark running attempts whose lease passed as lost, and retry, cancel or fail their jobs.
+
+    Lock order is the job row, then the attempt, as for delivery and failure. A job
+    whose row is locked (say, by a delivery in progress) is skipped this round: if
+    the worker completes meanwhile, completion wins.
+    """
     done = 0
     limit = limits()
+    skipped: list = []
     while True:
         with transaction.atomic():
             now = db_now()
-            attempt = (
-                ProcessingAttempt.objects.select_for_update(skip_locked=True)
-                .filter(state=AttemptState.RUNNING, lease_expires_at__lte=now)
-                .order_by("lease_expires_at")
+            job = (
+                ProcessingJob.objects.select_for_update(skip_locked=True, of=("self",))
+                .filter(
+                    state=JobState.RUNNING,
+                    attempts__state=AttemptState.RUNNING,
+                    attempts__lease_expires_at__lte=now,
+                )
+                .exclude(pk__in=skipped)
+                .order_by("created_at")
                 .first()
             )
-            if attempt is None:
-                return done
-            job = ProcessingJob.objects.select_for_update().get(pk=attempt.job_id)
-            lost = ProcessingAttempt.objects.filter(
+            if job is None:
+                return done + _stray_attempts_lost(now)
+            attempt = job.attempts.filter(state=AttemptState.RUNNING).first()
+            lost = attempt is not None and ProcessingAttempt.objects.filter(
                 pk=attempt.pk, state=AttemptState.RUNNING, lease_expires_at__lte=now
             ).update(state=AttemptState.LOST, ended_at=now)
+            if not lost:
+                skipped.append(job.pk)
             if lost and job.state == JobState.RUNNING:
                 context = {"job": str(job.pk), "attempt": attempt.number, "claim": str(attempt.claim_id)}
                 logger.warning("lease lost", extra={**context, "operation": job.operation})
@@ -84,6 +97,15 @@ def leases_expire() -> int:
                     message="The worker stopped renewing its lease.", now=now, limit=limit,
                 )  # fmt: skip
             done += lost
+
+
+def _stray_attempts_lost(now) -> int:
+    """Running attempts of jobs that are no longer running can never deliver: close them."""
+    return (
+        ProcessingAttempt.objects.filter(state=AttemptState.RUNNING, lease_expires_at__lte=now)
+        .exclude(job__state=JobState.RUNNING)
+        .update(state=AttemptState.LOST, ended_at=now)
+    )
 
 
 def finalizations_recover() -> int:
