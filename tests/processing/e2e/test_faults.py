@@ -146,3 +146,100 @@ def test_an_agent_survives_a_database_restart_and_no_job_is_lost(owner, protocol
         wait_until(lambda: _state(during) == JobState.SUCCEEDED, timeout=90, what="the job to finish after restart")
         after = _echo_job(owner, key="after-restart")
         wait_until(lambda: _state(after) == JobState.SUCCEEDED, timeout=90, what="a new job after restart")
+
+
+def test_a_frozen_worker_resumed_after_another_finished_publishes_nothing(owner, protocol_server):
+    job_id = _echo_job(owner, steering={"echo-delay.txt": "1:2"}, key="frozen")
+    root = protocol_server["root"]
+    with running_agent(protocol_server["url"], root, name="frozen") as frozen:
+        wait_until(lambda: _state(job_id) == JobState.RUNNING, what="the first claim")
+        os.kill(frozen.pid, signal.SIGSTOP)
+        _backdate_leases(job_id)
+        sweep()
+        with running_agent(protocol_server["url"], root, "--max-jobs", "1", name="thawed-rival") as rival:
+            wait_until(lambda: _state(job_id) == JobState.SUCCEEDED, what="the second attempt to finish")
+            rival.wait(timeout=30)
+        os.kill(frozen.pid, signal.SIGCONT)
+        wait_until(
+            lambda: b"core refused" in (root / "frozen.log").read_bytes(), what="the resumed worker to be refused"
+        )
+
+    job = ProcessingJob.objects.get(pk=job_id)
+    assert job.state == JobState.SUCCEEDED and job.artifacts.count() == 1
+    assert job.artifacts.get().source_attempt.number == 2
+    assert ProcessingAttempt.objects.get(job_id=job_id, number=1).state == AttemptState.LOST
+
+
+def test_a_job_that_crashes_every_worker_fails_after_the_attempt_limit_while_others_flow(owner, protocol_server):
+    poison = _echo_job(owner, steering={"echo-crash.txt": "boom"}, key="poison")
+    healthy = [_echo_job(owner, key=f"healthy-{index}") for index in range(3)]
+    for _ in range(3):  # max_attempts in the e2e deployment
+        with running_agent(protocol_server["url"], protocol_server["root"], name="victim") as victim:
+            wait_until(lambda victim=victim: victim.poll() is not None, what="the agent to crash on the poison job")
+        _backdate_leases(poison)
+        sweep()
+
+    with running_agent(protocol_server["url"], protocol_server["root"], name="survivor"):
+        wait_until(lambda: all(_state(job) == JobState.SUCCEEDED for job in healthy), what="the healthy jobs")
+
+    job = ProcessingJob.objects.get(pk=poison)
+    assert (job.state, job.failure_class, job.failure_code) == ("failed", "worker_interrupted", "attempts_exhausted")
+    assert list(job.attempts.values_list("state", flat=True).distinct()) == [AttemptState.LOST]
+
+
+def test_terminated_database_connections_mid_request_give_503_and_a_retry_succeeds(owner, protocol_server):
+    import threading
+
+    worker = FakeWorker(protocol_server["url"])
+    _, session, _ = worker.register({ECHO: 1})
+    offers = {"offers": [{"operation": ECHO, "permits": 1}], "wait_seconds": 3}
+    answers = []
+    poll = threading.Thread(target=lambda: answers.append(
+        worker.post(f"sessions/{session['session_id']}/acquire", offers, request_id="mid-request-1")))  # fmt: skip
+    poll.start()
+    wait_until(lambda: _server_backends_waiting(), what="the long poll to hold its connection")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid()"
+        )
+    poll.join(30)
+    connection.close()
+
+    status, body, _ = answers[0]
+    assert status == 503 and body["error"]["code"] == "database_unavailable"
+    status, body, _ = worker.post(f"sessions/{session['session_id']}/acquire", {**offers, "wait_seconds": 0},
+                                  request_id="mid-request-1")  # fmt: skip
+    assert status == 200 and body == {"claim": None}
+
+
+def _server_backends_waiting() -> bool:
+    """The long poll holds its request's advisory lock on the server's connection while it waits."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()")
+        return cursor.fetchone()[0] > 0
+
+
+def test_a_reaper_killed_mid_sweep_leaves_every_row_done_or_untouched(owner, protocol_server, configure_deployment):
+    from processing.claims import claim_acquire
+    from tests.processing.factories import WorkerSessionFactory
+
+    roomy = ("running_jobs_per_requester", "running_jobs_per_project", "active_jobs_per_requester")
+    configure_deployment(operations=[ECHO], limits=dict.fromkeys(roomy, 1000))
+    sessions = [WorkerSessionFactory(processors={ECHO: 200}) for _ in range(2)]
+    jobs = [_echo_job(owner, key=f"mid-sweep-{index}") for index in range(400)]
+    for index, _ in enumerate(jobs):
+        claim_acquire(session_id=sessions[index % 2].pk, offers={ECHO: 1})
+    ProcessingAttempt.objects.filter(state=AttemptState.RUNNING).update(lease_expires_at="2000-01-01T00:00:00Z")
+
+    reaper = _maintain_once()
+    wait_until(lambda: ProcessingAttempt.objects.filter(state=AttemptState.LOST).count() >= 20, what="a partial sweep")
+    reaper.kill()
+    reaper.wait()
+    assert ProcessingAttempt.objects.filter(state=AttemptState.LOST).count() < len(jobs), "killed too late to test"
+    sweep()
+
+    for job_id in jobs:
+        job = ProcessingJob.objects.get(pk=job_id)
+        assert job.state == JobState.QUEUED
+        assert list(job.attempts.values_list("state", flat=True)) == [AttemptState.LOST]
