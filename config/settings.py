@@ -159,6 +159,10 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": r"/v1",
     "ENUM_NAME_OVERRIDES": {"CompilerEnum": "workspace.models.Compiler"},
     "PREPROCESSING_HOOKS": ["config.http.schema.public_endpoints_only"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.http.schema.document_common_errors",
+    ],
 }
 
 QUIRE_STORAGE_DIR = env("QUIRE_STORAGE_DIR")

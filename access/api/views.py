@@ -8,7 +8,7 @@ from rest_framework.views import APIView
 from access import selectors, services
 from access.api.serializers import MemberOutputSerializer, MemberSetInputSerializer
 from access.models import Permission
-from config.http.openapi import ERROR_RESPONSES
+from config.http.openapi import ERROR_RESPONSES, error
 
 
 class MemberListApi(APIView):
@@ -38,7 +38,11 @@ class MemberListApi(APIView):
 
 
 class MemberDeleteApi(APIView):
-    @extend_schema(operation_id="project_members_remove", responses={204: None, **ERROR_RESPONSES}, tags=["members"])
+    @extend_schema(
+        operation_id="project_members_remove",
+        responses={204: None, **ERROR_RESPONSES, 409: error("`last_owner`: a project keeps at least one owner.")},
+        tags=["members"],
+    )
     def delete(self, request, project_id: uuid.UUID, username: str):
         services.member_remove(actor_id=request.user.pk, project_id=project_id, username=username)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -220,7 +220,8 @@ class JobCancelApi(APIView):
 class ArtifactDownloadApi(APIView):
     @extend_schema(
         operation_id="processing_artifacts_download",
-        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, 304: None, **ERROR_RESPONSES},
+        responses={(200, "*/*"): OpenApiTypes.BINARY, 304: None, **ERROR_RESPONSES},
+        description="The artifact's bytes, served with its own media type.",
         tags=["processing"],
     )
     def get(self, request, job_id: uuid.UUID, artifact_id: uuid.UUID):

@@ -109,7 +109,8 @@ class FileDetailApi(APIView):
 
     @extend_schema(
         operation_id="project_files_retrieve",
-        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **ERROR_RESPONSES},
+        responses={(200, "*/*"): OpenApiTypes.BINARY, **ERROR_RESPONSES},
+        description="The file's bytes: text documents as UTF-8 text/plain, assets with their media type.",
         tags=["files"],
     )
     def get(self, request, project_id: uuid.UUID, path: str):
