@@ -2,6 +2,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from tests.factories import ProjectFactory, UserFactory, bearer_token_for
+from tests.processing.factories import deployment_toml
+
+DEFAULT_TEST_OPERATIONS = ("latex.compile.pdf/v1", "pdf.index.text/v1", "test.echo/v1")
 
 
 @pytest.fixture(autouse=True)
@@ -54,3 +57,16 @@ def _queue_listener_closed_at_the_end(django_db_setup):
     from processing.protocol.wakeups import wakeups
 
     wakeups.stop()
+
+
+@pytest.fixture
+def configure_deployment(settings, tmp_path):
+    """``configure_deployment(operations=[...], limits={...})``: write a deployment TOML and use it."""
+
+    def write(operations=tuple(DEFAULT_TEST_OPERATIONS), limits=None, name="deployment.toml"):
+        path = tmp_path / name
+        path.write_text(deployment_toml(operations=list(operations), limits=limits))
+        settings.QUIRE_DEPLOYMENT_FILE = str(path)
+        return path
+
+    return write

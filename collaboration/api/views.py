@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from collaboration import services
+from collaboration.exceptions import UpdateTooLarge
 from config.http.bodies import raw_body
 from config.http.openapi import ERROR_RESPONSES, error
 from config.http.parsers import RawBodyParser
@@ -40,7 +41,9 @@ class DocumentUpdateApi(APIView):
         tags=["documents"],
     )
     def post(self, request, project_id: uuid.UUID, path: str):
-        update = raw_body(request, limit_bytes=services.MAX_UPDATE_BYTES, accept=YJS_MEDIA_TYPES)
+        update = raw_body(
+            request, limit_bytes=services.MAX_UPDATE_BYTES, accept=YJS_MEDIA_TYPES, too_large=UpdateTooLarge
+        )
         accepted = services.update_accept(actor_id=request.user.pk, project_id=project_id, path=path, update=update)
         return Response({"seq": accepted.seq, "text_sha256": accepted.text_sha256, "changed": accepted.changed})
 

@@ -13,7 +13,9 @@ def declared_length(request) -> int | None:
         return None
 
 
-def raw_body(request, *, limit_bytes: int, accept: tuple[str, ...] | None = None) -> bytes:
+def raw_body(
+    request, *, limit_bytes: int, accept: tuple[str, ...] | None = None, too_large: type = PayloadTooLarge
+) -> bytes:
     """The request body; 413 over ``limit_bytes``, 415 for form encodings or types not in ``accept``."""
     media_type = (request.META.get("CONTENT_TYPE") or "").split(";")[0].strip().lower()
     if media_type in FORM_MEDIA_TYPES or (accept is not None and media_type not in accept):
@@ -24,8 +26,8 @@ def raw_body(request, *, limit_bytes: int, accept: tuple[str, ...] | None = None
         )
     length = declared_length(request)
     if length is not None and length > limit_bytes:
-        raise PayloadTooLarge(details={"limit_bytes": limit_bytes, "size_bytes": length})
+        raise too_large(details={"limit_bytes": limit_bytes, "size_bytes": length})
     body = request.body
     if len(body) > limit_bytes:
-        raise PayloadTooLarge(details={"limit_bytes": limit_bytes, "size_bytes": len(body)})
+        raise too_large(details={"limit_bytes": limit_bytes, "size_bytes": len(body)})
     return body

@@ -1,0 +1,74 @@
+"""Guards that must run before Django reads a request body or decodes its path.
+
+Django's ASGI handler reads (and spools to disk) the whole body before any
+middleware or view runs, so a request declaring a body larger than any endpoint
+accepts is refused here with 413, without reading it; a body that grows past
+the cap while streaming is cut off the same way. A percent-encoded path that
+is not UTF-8 would otherwise reach Django with replacement characters in it.
+"""
+
+import json
+from urllib.parse import unquote_to_bytes
+
+from django.conf import settings
+
+
+def _error(status: int, code: str, message: str) -> tuple[int, bytes]:
+    return status, json.dumps({"error": {"code": code, "message": message, "details": {}}}).encode()
+
+
+async def _respond(send, status: int, body: bytes) -> None:
+    await send({
+        "type": "http.response.start", "status": status,
+        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+    })  # fmt: skip
+    await send({"type": "http.response.body", "body": body})
+
+
+def _declared_length(scope) -> int | None:
+    for name, value in scope.get("headers", []):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+def _path_is_utf8(scope) -> bool:
+    try:
+        unquote_to_bytes(scope.get("raw_path") or scope.get("path", "").encode()).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+class RequestGuards:
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        if not _path_is_utf8(scope):
+            return await _respond(send, *_error(400, "invalid_path", "The URL path is not valid UTF-8."))
+        limit = settings.QUIRE_MAX_REQUEST_BYTES
+        declared = _declared_length(scope)
+        if declared is not None and declared > limit:
+            return await _respond(send, *_error(413, "payload_too_large", f"Bodies are limited to {limit} bytes."))
+        return await self.app(scope, self._bounded(receive, limit), send)
+
+    @staticmethod
+    def _bounded(receive, limit: int):
+        received = 0
+
+        async def bounded_receive():
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    return {"type": "http.disconnect"}  # Django abandons the request; nothing is stored
+            return message
+
+        return bounded_receive
