@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test lint install system-packages system-packages-test stop-db clean bench bench-queue bench-office bench-latex bench-submit
+.PHONY: run test lint install system-packages system-packages-test stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load
 
 $(PY):
 	"$$(scripts/find_python.sh)" -m venv $(VENV)
@@ -40,6 +40,9 @@ bench-queue: install
 
 bench-submit: install
 	$(PY) -m scripts.bench.submit
+
+bench-load: install
+	$(PY) -m scripts.bench.load
 
 bench-latex: install system-packages
 	$(PY) -m scripts.bench.latex

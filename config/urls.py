@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, register_converter
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -12,6 +13,7 @@ from processing.api.views import (
     ArtifactDownloadApi,
     BuildCreateApi,
     CapabilitiesApi,
+    EchoCreateApi,
     JobCancelApi,
     JobDetailApi,
     JobDiagnosticsApi,
@@ -55,6 +57,9 @@ api_v1 = [
     path("v1/schema", SpectacularAPIView.as_view(), name="schema"),
     path("v1/docs", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
 ]
+
+if settings.QUIRE_TEST_OPERATIONS:
+    api_v1.append(path(f"{PROJECT}/test-echo", EchoCreateApi.as_view(), name="project-test-echo"))
 
 urlpatterns = [
     *api_v1,

@@ -255,3 +255,17 @@ class JobDiagnosticsApi(APIView):
         if "application/json" in request.headers.get("Accept", ""):
             return Response({"log": job.diagnostic_log, "entries": job.diagnostics})
         return HttpResponse(job.diagnostic_log, content_type="text/plain; charset=utf-8", status=status.HTTP_200_OK)
+
+
+class EchoCreateApi(APIView):
+    """``test.echo/v1`` submissions, routed only when QUIRE_TEST_OPERATIONS is on (load tests, the soak)."""
+
+    @extend_schema(exclude=True)
+    def post(self, request, project_id: uuid.UUID):
+        submitted = job_submit(
+            actor_id=request.user.pk,
+            operation_name="test.echo/v1",
+            idempotency_key=request.headers.get("Idempotency-Key"),
+            project_id=project_id,
+        )
+        return submitted_response(submitted, request.user.pk)
