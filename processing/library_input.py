@@ -39,7 +39,7 @@ def pdf_inspect(data: bytes) -> PdfFacts:
     if b"%PDF-" not in data[:HEADER_WINDOW]:
         raise NotAPdf()
     from pypdf import PdfReader
-    from pypdf.errors import FileNotDecryptedError, PyPdfError
+    from pypdf.errors import DependencyError, FileNotDecryptedError, PyPdfError
 
     try:
         reader = PdfReader(io.BytesIO(data), strict=False)
@@ -47,7 +47,7 @@ def pdf_inspect(data: bytes) -> PdfFacts:
             raise PdfEncrypted()
         pages = len(reader.pages)
         title = _metadata_title(reader)
-    except FileNotDecryptedError as exc:
+    except (FileNotDecryptedError, DependencyError) as exc:  # DependencyError: AES needs a crypto library
         raise PdfEncrypted() from exc
     except PdfEncrypted:
         raise

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 
 from pypdf import PdfReader
-from pypdf.errors import FileNotDecryptedError, PyPdfError
+from pypdf.errors import DependencyError, FileNotDecryptedError, PyPdfError
 
 from processing.worker.processors.child_protocol import (
     ChildArguments,
@@ -45,7 +45,7 @@ def _open(arguments: ChildArguments) -> PdfReader:
         len(reader.pages)  # reads the page tree: a damaged one fails here, classified
     except FileNotDecryptedError as exc:
         raise ConversionFailure("invalid_input", "pdf_encrypted", "The PDF is protected by a password.") from exc
-    except NotImplementedError as exc:
+    except (NotImplementedError, DependencyError) as exc:
         raise ConversionFailure("invalid_input", "pdf_encrypted", "The PDF's encryption is not supported.") from exc
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError) as exc:
         raise ConversionFailure("invalid_input", "pdf_corrupt", f"The PDF cannot be read: {exc}"[:500]) from exc
