@@ -8,6 +8,7 @@ connection**:
 1. insert the scoped submission identity bound to the command digest;
 2. insert the version (referencing the stored bytes);
 3. ``UPDATE … WHERE revision = :expected RETURNING`` — exactly one row, or roll back (412);
+   then admission (429/503 roll back too);
 4. insert the ``pdf.index.text/v1`` job, already ``queued`` (NOTIFY is delivered on commit);
 5. insert the outbox event ``document.version.accepted``;
 6. record the outcome (the identity names the job; the version names the job too);
@@ -123,7 +124,6 @@ def _accept_in_one_transaction(actor_id: int, prepared: _Prepared) -> Accepted:
         reservation = reservation_insert(prepared.scope, hours=limit.idempotency_hours)
         if reservation is None:
             raise _KeyHeld()
-        admission_check(requester_id=actor_id, project_id=upload.project_id, limits=limit)
         document_id = upload.document_id or workspace.library_document_open(
             project_id=upload.project_id, title=prepared.title, created_by_id=actor_id
         )
@@ -138,6 +138,8 @@ def _accept_in_one_transaction(actor_id: int, prepared: _Prepared) -> Accepted:
         )  # fmt: skip
         if revision is None:
             raise _Stale()
+        # After the document gate: contenders for one document meet at its row, not at admission's locks.
+        admission_check(requester_id=actor_id, project_id=upload.project_id, limits=limit)
         job = _job_queue(job_id, actor_id, prepared, limit)
         outbox_emit(kind=ACCEPTED_EVENT, payload=_event_payload(upload.project_id, document_id, version, job))
         reservation.job = job
