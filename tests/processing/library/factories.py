@@ -15,7 +15,10 @@ def accept(owner, project, data: bytes, *, document_id=None, revision=None, key=
 
 
 def document_at_revision(owner, project, *, revision: int, text: str = "first words") -> LibraryDocument:
-    """A document whose history we skip: accepted once, then moved to ``revision`` directly."""
+    """A document whose history we skip: accepted and indexed once, then moved to ``revision`` directly."""
+    from tests.processing.library.ingest import index_to_success
+
     accepted = accept(owner, project, text_pdf([text]))
+    index_to_success(accepted.job_id, [text])
     LibraryDocument.objects.filter(pk=accepted.document_id).update(revision=revision)
     return LibraryDocument.objects.get(pk=accepted.document_id)

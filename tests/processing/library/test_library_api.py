@@ -72,7 +72,7 @@ def test_a_replacement_at_the_current_revision_is_accepted(owner_client, owner, 
     body = response.json()
     assert (body["document"]["revision"], body["version"]["number"], response["ETag"]) == (8, 8, '"8"')
     assert body["document"]["requested_version_id"] == body["version"]["id"]
-    assert [version["status"] for version in body["document"]["versions"]] == ["indexing", "superseded"]
+    assert [version["status"] for version in body["document"]["versions"]] == ["indexing", "searchable"]
 
 
 def test_a_stale_replacement_gets_412_with_the_current_revision(owner_client, owner, project, pdf):
