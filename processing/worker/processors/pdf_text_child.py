@@ -67,7 +67,7 @@ def extract(reader: PdfReader, bounds: ExtractionBounds, warnings: list[dict]) -
     deadline = time.monotonic() + bounds.time_budget_seconds
     pages, total, truncated = [], 0, page_count > bounds.max_pages
     for index in range(min(page_count, bounds.max_pages)):
-        if time.monotonic() > deadline:
+        if time.monotonic() >= deadline:
             raise ConversionFailure(
                 "resource_limit", "extraction_time_exceeded",
                 f"Extracting text took longer than {bounds.time_budget_seconds:g} s (at page {index + 1}).",
