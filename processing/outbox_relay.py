@@ -15,6 +15,7 @@ Delivery is at least once: a crash between confirm and record republishes the
 same ``event_id`` after the lease, and consumers recognise the duplicate.
 """
 
+import json
 import logging
 import select
 import threading
@@ -80,10 +81,12 @@ class OutboxRelay:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(_CLAIM_SQL, {"batch": self.batch, "lease": self.claim_seconds})
             rows = sorted(cursor.fetchall())
+        # Django's cursor hands jsonb back as text.
         return [
-            EventMessage(row_id, str(event_id), kind, message_body(kind=kind, payload=payload, created_at=created))
+            EventMessage(row_id, str(event_id), kind, message_body(kind=kind, payload=json.loads(payload),
+                                                                   created_at=created))
             for row_id, event_id, kind, payload, created in rows
-        ]
+        ]  # fmt: skip
 
     def record_dispatched(self, ids: list[int]) -> None:
         with connection.cursor() as cursor:

@@ -117,9 +117,11 @@ def test_two_replacements_from_revision_7_accept_exactly_one(monkeypatch, owner,
     assert (document.revision, str(document.requested_version_id)) == (8, responses[winner].json()["version"]["id"])
     assert _library_rows(document.pk) == (2, 2, 2), "the original and the winner only"
     assert not IdempotencyReservation.objects.filter(key=f"client-{loser}").exists()
-    assert not LibraryVersion.objects.filter(document=document, size_bytes=len(pdfs[loser]), number=8).exclude(
-        pk=document.requested_version_id
-    ).exists()
+    assert (
+        not LibraryVersion.objects.filter(document=document, size_bytes=len(pdfs[loser]), number=8)
+        .exclude(pk=document.requested_version_id)
+        .exists()
+    )
 
 
 def test_a_failure_after_the_document_update_leaves_nothing(monkeypatch, owner, project):
