@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test lint install system-packages system-packages-test stop-db clean bench bench-queue bench-office
+.PHONY: run test lint install system-packages system-packages-test stop-db clean bench bench-queue bench-office bench-library
 
 $(PY):
 	"$$(scripts/find_python.sh)" -m venv $(VENV)
@@ -40,6 +40,9 @@ bench-queue: install
 
 bench-office: install system-packages
 	$(PY) scripts/bench_office.py
+
+bench-library: install
+	$(PY) -m scripts.bench.library
 
 stop-db: install
 	$(PY) -c "from pathlib import Path; from config.embedded_db import stop; print('stopped' if stop(Path('var/pgdata')) else 'not running')"

@@ -146,9 +146,11 @@ class LibraryDocument(models.Model):
 class LibraryVersion(models.Model):
     """One immutable PDF version. Its bytes were stored (a processing blob) before it was accepted.
 
-    ``number`` is the document revision its acceptance produced. The uniqueness
-    of (document, number) is checked at commit (deferred): the conditional
-    revision update is the gate, and a loser rolls back before it would matter.
+    ``number`` is the document revision its acceptance produced. It is unique per
+    document by the acceptance protocol, not by an index: the conditional revision
+    update is the gate. A unique index would make a stale contender's INSERT meet
+    the winner's before the gate decides — blocking on it, or (deferred) deadlocking
+    the winner's commit-time recheck against the loser waiting at the document row.
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -165,15 +167,13 @@ class LibraryVersion(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["document", "number"],
-                name="library_version_number_unique",
-                deferrable=models.Deferrable.DEFERRED,
-            ),
             models.CheckConstraint(condition=Q(number__gte=1), name="library_version_number_positive"),
             models.CheckConstraint(condition=Q(size_bytes__gte=0), name="library_version_size_nonnegative"),
         ]
-        indexes = [models.Index(fields=["pdf_blob_id"], name="library_version_by_blob")]
+        indexes = [
+            models.Index(fields=["pdf_blob_id"], name="library_version_by_blob"),
+            models.Index(fields=["document", "-number"], name="library_version_by_document"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.document_id} v{self.number}"

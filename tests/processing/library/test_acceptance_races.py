@@ -124,6 +124,57 @@ def test_two_replacements_from_revision_7_accept_exactly_one(monkeypatch, owner,
     )
 
 
+def test_a_contender_that_inserted_its_version_first_still_loses_cleanly(monkeypatch, owner, project):
+    """The loser's version row exists before the winner's; the winner's commit must not wait for the loser.
+
+    (A unique index on the version number did exactly that: a deadlock between the winner's commit-time
+    recheck and the loser waiting at the document row.)
+    """
+    document = document_at_revision(owner, project, revision=7)
+    clients = {"early": _client(owner), "winner": _client(owner)}
+    early_inserted, winner_updated, release_winner = threading.Event(), threading.Event(), threading.Event()
+    real_insert, real_advance = workspace_facade.library_version_insert, workspace_facade.library_request_advance
+
+    def insert(**kwargs):
+        version = real_insert(**kwargs)
+        if threading.current_thread().name == "early":
+            early_inserted.set()
+            assert winner_updated.wait(30)
+        return version
+
+    def advance(**kwargs):
+        revision = real_advance(**kwargs)
+        if threading.current_thread().name == "winner":
+            winner_updated.set()
+            assert release_winner.wait(30)
+        return revision
+
+    monkeypatch.setattr(workspace_facade, "library_version_insert", insert)
+    monkeypatch.setattr(workspace_facade, "library_request_advance", advance)
+    responses = {}
+
+    def replace(name, after=None):
+        def run():
+            if after is not None:
+                assert after.wait(30)
+            responses[name] = put_pdf(clients[name], project, document.pk, text_pdf([name]), revision=7, key=name)
+            connection.close()
+
+        return threading.Thread(target=run, name=name)
+
+    threads = [replace("early"), replace("winner", after=early_inserted)]
+    for thread in threads:
+        thread.start()
+    assert winner_updated.wait(30)
+    _wait_for_a_backend_blocked_on("UPDATE workspace_librarydocument")
+    release_winner.set()
+    for thread in threads:
+        thread.join(60)
+
+    assert (responses["winner"].status_code, responses["early"].status_code) == (202, 412)
+    assert _library_rows(document.pk) == (2, 2, 2)
+
+
 def test_a_failure_after_the_document_update_leaves_nothing(monkeypatch, owner, project):
     document = document_at_revision(owner, project, revision=7)
     before = _library_rows(document.pk)
