@@ -25,6 +25,7 @@ from datetime import timedelta
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from prometheus_client import Counter
 
 from access import facade as access
 from processing import capabilities
@@ -42,6 +43,9 @@ from workspace import facade as workspace
 
 OPERATION = "pdf.index.text/v1"
 ACCEPTED_EVENT = "document.version.accepted"
+
+# Per server process (seed 002 asks to observe rejected revisions and replayed submissions).
+acceptance_outcomes = Counter("quire_library_acceptances_total", "Library version acceptances by outcome.", ["outcome"])
 
 
 @dataclass(frozen=True)
@@ -92,14 +96,16 @@ def library_version_accept(*, actor_id: int, idempotency_key: str | None, upload
         workspace.library_document_describe(project_id=upload.project_id, document_id=upload.document_id)
     prepared = _prepare(actor_id, key, upload, endpoint=operation.endpoint)
     try:
-        return _accept_in_one_transaction(actor_id, prepared)
-    except _KeyHeld:
-        return _resolved(prepared.scope)
-    except IntegrityError:
-        # A unique constraint (the identity, most likely) was raced: the database arbitrated.
+        accepted = _accept_in_one_transaction(actor_id, prepared)
+    except (_KeyHeld, IntegrityError):
+        # The identity exists (or a unique constraint was raced): the database arbitrated.
+        acceptance_outcomes.labels(outcome="key_held").inc()  # a replay, or 409 for other bytes
         return _resolved(prepared.scope)
     except _Stale:
+        acceptance_outcomes.labels(outcome="revision_conflict").inc()
         raise _stale_error(upload) from None
+    acceptance_outcomes.labels(outcome="accepted").inc()
+    return accepted
 
 
 def _prepare(actor_id: int, key: str, upload: VersionUpload, *, endpoint: str) -> _Prepared:
