@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test lint install system-packages system-packages-test stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load
+.PHONY: run test lint install system-packages system-packages-test stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library
 
 $(PY):
 	"$$(scripts/find_python.sh)" -m venv $(VENV)
@@ -49,6 +49,9 @@ bench-latex: install system-packages
 
 bench-office: install system-packages
 	$(PY) scripts/bench_office.py
+
+bench-library: install
+	$(PY) -m scripts.bench.library
 
 stop-db: install
 	$(PY) -c "from pathlib import Path; from config.embedded_db import stop; print('stopped' if stop(Path('var/pgdata')) else 'not running')"

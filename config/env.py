@@ -40,4 +40,15 @@ env = environ.Env(
     OFFICE_SANDBOX=(bool, True),
     OFFICE_SOFFICE=(str, "soffice"),
     OFFICE_UNO_PYTHON=(str, "/usr/bin/python3"),
+    # PDF library (seed 002): accepted PDFs and their full-text search
+    LIBRARY_MAX_PDF_BYTES=(int, 64 * 1024 * 1024),
+    LIBRARY_SEARCH_CONFIG=(str, "english"),
+    # Outbox relay: where committed events are published (empty = NOTIFY on Quire's own database)
+    OUTBOX_BROKER_URL=(str, ""),
+    OUTBOX_NOTIFY_CHANNEL=(str, "quire_outbox"),
+    OUTBOX_AMQP_EXCHANGE=(str, "quire.outbox"),
+    OUTBOX_AMQP_QUEUE=(str, "quire.outbox"),
+    OUTBOX_RELAY_BATCH=(int, 100),
+    OUTBOX_CLAIM_SECONDS=(int, 30),
+    OUTBOX_BACKOFF_MAX_SECONDS=(int, 300),
 )

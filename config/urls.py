@@ -9,6 +9,7 @@ from config.http import pages
 from config.metrics import metrics_view
 from office.api.converters import OfficePathConverter
 from office.api.views import FileInspectionApi, FilePreviewApi
+from processing.api.library import LibraryDocumentApi, LibraryListCreateApi, LibraryPdfApi, LibrarySearchApi
 from processing.api.views import (
     ArtifactDownloadApi,
     BuildCreateApi,
@@ -43,6 +44,10 @@ api_v1 = [
     path(f"{PROJECT}/builds", BuildCreateApi.as_view(), name="project-builds"),
     path(f"{PROJECT}/exports/pptx", PptxExportCreateApi.as_view(), name="project-exports-pptx"),
     path(f"{PROJECT}/processing/capabilities", ProjectCapabilitiesApi.as_view(), name="project-capabilities"),
+    path(f"{PROJECT}/library", LibraryListCreateApi.as_view(), name="library"),
+    path(f"{PROJECT}/library/search", LibrarySearchApi.as_view(), name="library-search"),
+    path(f"{PROJECT}/library/<uuid:document_id>", LibraryDocumentApi.as_view(), name="library-document"),
+    path(f"{PROJECT}/library/<uuid:document_id>/pdf", LibraryPdfApi.as_view(), name="library-document-pdf"),
     path("v1/imports/pptx", PptxImportCreateApi.as_view(), name="imports-pptx"),
     path("v1/processing/capabilities", CapabilitiesApi.as_view(), name="capabilities"),
     path("v1/processing/jobs", JobListApi.as_view(), name="jobs"),
@@ -69,6 +74,7 @@ urlpatterns = [
     path("", include("access.urls")),
     path("", include("workspace.urls")),
     path("", include("collaboration.urls")),
+    path("", include("processing.urls")),
 ]
 
 handler404 = pages.not_found

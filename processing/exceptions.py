@@ -161,3 +161,53 @@ class TicketInvalid(ProcessingError):
 
     code = "ticket_invalid"
     status_code = 403
+
+
+class IfMatchRequired(ProcessingError):
+    """Send If-Match with the document revision your replacement is based on ("<revision>")."""
+
+    code = "if_match_required"
+    status_code = 428
+
+
+class IfMatchInvalid(ProcessingError):
+    """If-Match must be one strong entity tag holding a revision number, like "7"."""
+
+    code = "if_match_invalid"
+
+
+class RevisionMismatch(ProcessingError):
+    """The document changed since the revision you sent; fetch it and decide again."""
+
+    code = "revision_mismatch"
+    status_code = 412
+
+
+class NotAPdf(ProcessingError):
+    """The body is not a PDF."""
+
+    code = "not_a_pdf"
+
+
+class PdfUnreadable(ProcessingError):
+    """The PDF is damaged beyond reading."""
+
+    code = "pdf_unreadable"
+
+
+class PdfEncrypted(ProcessingError):
+    """The PDF is encrypted with a password; upload an unprotected copy."""
+
+    code = "pdf_encrypted"
+
+
+class PdfEmpty(ProcessingError):
+    """The PDF has no pages."""
+
+    code = "pdf_empty"
+
+
+class PdfTooLarge(PayloadTooLarge):
+    """The PDF is larger than the library accepts."""
+
+    code = "pdf_too_large"

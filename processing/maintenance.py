@@ -34,6 +34,7 @@ from processing.models import (
 from processing.models.jobs import TERMINAL_STATES
 from processing.retry import job_after_attempt
 from processing.transitions import job_transition
+from workspace import facade as workspace
 
 logger = logging.getLogger(__name__)
 
@@ -164,7 +165,12 @@ def retention_apply() -> int:
 
 
 def blobs_collect() -> int:
-    """Delete blobs nothing references once their grace period has passed since last use."""
+    """Delete blobs nothing references once their grace period has passed since last use.
+
+    Library versions keep their PDF bytes (asked through Workspace's facade), even
+    after their indexing job is retired; bytes stored for an acceptance that was
+    refused or rolled back are referenced by nothing and go after the grace period.
+    """
     cutoff = db_now() - BLOB_GRACE
     referenced = (
         Exists(ProcessingJob.objects.filter(input_blob=OuterRef("pk")))
@@ -175,6 +181,13 @@ def blobs_collect() -> int:
     ids = list(
         ProcessingBlob.objects.filter(touched_at__lte=cutoff).exclude(referenced).values_list("pk", flat=True)[:BATCH]
     )
+    # A version names its blob only after touching it (blob_put) within the grace period, so a
+    # blob both past the cutoff and unnamed here cannot gain a version before the delete below.
+    # Blobs a version holds are touched, so they leave the candidates for another grace period.
+    kept = workspace.library_blob_ids_in_use(blob_ids=ids)
+    if kept:
+        ProcessingBlob.objects.filter(pk__in=kept).update(touched_at=db_now())
+    ids = sorted(set(ids) - kept)
     if not ids:
         return 0
     with transaction.atomic(), connection.cursor() as cursor:

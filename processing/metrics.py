@@ -13,7 +13,6 @@ from prometheus_client.core import GaugeMetricFamily
 from processing.models import (
     AttemptState,
     JobState,
-    OutboxEvent,
     ProcessingAttempt,
     ProcessingJob,
     StagedOutput,
@@ -85,17 +84,29 @@ def _attempt_figures():
 
 
 def _outbox_figures():
+    """Relay health from the database, so every process serves the same figures.
+
+    The relay's own counters (``quire_outbox_published_total``,
+    ``quire_outbox_publish_failures_total``) are served by ``outbox_relay --metrics-port``.
+    """
     pending = GaugeMetricFamily("quire_outbox_pending", "Outbox events not yet confirmed by the broker.")
     age = GaugeMetricFamily("quire_outbox_pending_age_seconds", "Age of the oldest pending outbox event.")
-    events = OutboxEvent.objects.filter(dispatched_at__isnull=True)
-    pending.add_metric([], events.count())
+    failing = GaugeMetricFamily(
+        "quire_outbox_pending_failing", "Pending outbox events whose last publish attempt failed."
+    )
+    attempts = GaugeMetricFamily("quire_outbox_pending_max_attempts", "Most publish attempts of a pending event.")
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0) FROM processing_outboxevent "
-            "WHERE dispatched_at IS NULL"
+            "SELECT count(*), coalesce(extract(epoch FROM now() - min(created_at)), 0), "
+            "count(*) FILTER (WHERE last_error <> ''), coalesce(max(attempts), 0) "
+            "FROM processing_outboxevent WHERE dispatched_at IS NULL"
         )
-        age.add_metric([], float(cursor.fetchone()[0]))
-    return [pending, age]
+        count, oldest, failed, most = cursor.fetchone()
+    pending.add_metric([], count)
+    age.add_metric([], float(oldest))
+    failing.add_metric([], failed)
+    attempts.add_metric([], most)
+    return [pending, age, failing, attempts]
 
 
 class ProcessingCollector:

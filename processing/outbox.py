@@ -1,9 +1,12 @@
 """Emitting outbox events: always inside the transaction that made the fact true."""
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from processing.models import OutboxEvent
+
+# Relays LISTEN here; PostgreSQL delivers the wake-up only if the emitting transaction commits.
+WAKEUP_CHANNEL = "quire_outbox_pending"
 
 
 def outbox_emit(*, kind: str, payload: dict) -> OutboxEvent:
@@ -13,4 +16,6 @@ def outbox_emit(*, kind: str, payload: dict) -> OutboxEvent:
     event = OutboxEvent(kind=kind, payload=payload, created_at=now, available_at=now)
     event.payload = {**payload, "event_id": str(event.event_id)}
     event.save()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_notify(%s, '')", [WAKEUP_CHANNEL])
     return event

@@ -1,7 +1,8 @@
 """`make run`: the embedded database, migrations, the demo login, and Quire's processes.
 
-Starts the web server (gunicorn with the uvicorn worker), a local worker agent
-and the maintenance loop, prints the URL and login, and on Ctrl-C or SIGTERM
+Starts the web server (gunicorn with the uvicorn worker), a local worker agent,
+the maintenance loop and the outbox relay (to ``OUTBOX_BROKER_URL``, NOTIFY by
+default), prints the URL and login, and on Ctrl-C or SIGTERM
 stops everything it started, including the embedded PostgreSQL if it started it.
 The first run writes ``var/deployment.toml`` with a local worker identity whose
 token is kept in ``var/worker.token``.
@@ -63,6 +64,7 @@ def background_processes(token_file: Path) -> list[tuple[str, list[str], bool]]:
     return [
         ("worker", worker, False),
         ("maintenance", [PYTHON, "manage.py", "processing_maintain", "--interval", "5"], False),
+        ("outbox relay", [PYTHON, "manage.py", "outbox_relay"], False),
         (
             "web",
             [

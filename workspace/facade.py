@@ -3,13 +3,25 @@
 import uuid
 from dataclasses import dataclass
 
-from workspace import provisioning, selectors, services, snapshots
-from workspace.exceptions import FileNotFound, FileTooLarge, InvalidBundle, NotATextDocument, WorkspaceError
+from workspace import library, provisioning, selectors, services, snapshots
+from workspace import library_search as library_search_module
+from workspace.exceptions import (
+    FileNotFound,
+    FileTooLarge,
+    InvalidBundle,
+    LibraryDocumentNotFound,
+    NotATextDocument,
+    SearchQueryInvalid,
+    WorkspaceError,
+)
+from workspace.library import DocumentSummary, NewVersion, VersionSummary
+from workspace.library_search import SearchHit
 from workspace.models import FileKind
 from workspace.paths import path_normalize
 from workspace.provisioning import PreparedProject
 from workspace.signals import file_written
 from workspace.snapshots import FrozenFile, FrozenSnapshot, PinnedContentMissing
+from workspace.tabs import project_tab_register
 
 __all__ = [
     "DocumentText",
@@ -19,10 +31,16 @@ __all__ = [
     "FrozenFile",
     "FrozenSnapshot",
     "InvalidBundle",
+    "LibraryDocumentNotFound",
+    "LibraryDocumentSummary",
+    "LibraryNewVersion",
+    "LibrarySearchHit",
+    "LibraryVersionSummary",
     "NotATextDocument",
     "PinnedContentMissing",
     "PreparedProject",
     "ProjectSummary",
+    "SearchQueryInvalid",
     "WorkspaceError",
     "document_path_of",
     "document_read",
@@ -31,8 +49,21 @@ __all__ = [
     "file_content_read",
     "file_meta_for",
     "file_written",
+    "library_blob_ids_in_use",
+    "library_document_describe",
+    "library_document_open",
+    "library_document_revision",
+    "library_documents_of",
+    "library_pages_index",
+    "library_request_advance",
+    "library_search",
+    "library_searchable_advance",
+    "library_title_clean",
+    "library_version_insert",
+    "library_version_of_job",
     "pin_release",
     "project_describe",
+    "project_tab_register",
     "provision_commit",
     "provision_prepare",
     "snapshot_contents",
@@ -149,3 +180,66 @@ def provision_prepare(
 
 def provision_commit(*, prepared: PreparedProject, owner_id: int) -> uuid.UUID:
     return provisioning.provision_commit(prepared=prepared, owner_id=owner_id)
+
+
+# --- PDF library (seed 002). Writes join the caller's transaction; Processing owns that transaction. ---
+
+LibraryDocumentSummary = DocumentSummary
+LibraryVersionSummary = VersionSummary
+LibraryNewVersion = NewVersion
+LibrarySearchHit = SearchHit
+
+
+def library_title_clean(*, title: str | None) -> str | None:
+    return library.title_clean(title)
+
+
+def library_document_open(*, project_id: uuid.UUID, title: str, created_by_id: int) -> uuid.UUID:
+    """Insert a new document at revision 0 (raises LibraryDocumentNotFound when the project is gone)."""
+    return library.document_open(project_id=project_id, title=title, created_by_id=created_by_id)
+
+
+def library_version_insert(*, document_id: uuid.UUID, number: int, new: NewVersion) -> VersionSummary:
+    return library.version_insert(document_id=document_id, number=number, new=new)
+
+
+def library_request_advance(
+    *, project_id: uuid.UUID, document_id: uuid.UUID, version_id: uuid.UUID, expected_revision: int, title: str | None
+) -> int | None:
+    """The conditional revision update; the new revision, or None when the document is not at ``expected``."""
+    return library.request_advance(
+        project_id=project_id, document_id=document_id, version_id=version_id,
+        expected_revision=expected_revision, title=title,
+    )  # fmt: skip
+
+
+def library_document_revision(*, project_id: uuid.UUID, document_id: uuid.UUID) -> int | None:
+    return library.document_revision(project_id=project_id, document_id=document_id)
+
+
+def library_document_describe(*, project_id: uuid.UUID, document_id: uuid.UUID) -> DocumentSummary:
+    return library.document_describe(project_id=project_id, document_id=document_id)
+
+
+def library_documents_of(*, project_id: uuid.UUID) -> list[DocumentSummary]:
+    return library.documents_of(project_id=project_id)
+
+
+def library_version_of_job(*, job_id: uuid.UUID) -> VersionSummary | None:
+    return library.version_of_job(job_id=job_id)
+
+
+def library_blob_ids_in_use(*, blob_ids: list[int]) -> set[int]:
+    return library.blob_ids_in_use(blob_ids=blob_ids)
+
+
+def library_pages_index(*, version_id: uuid.UUID, pages: list[tuple[int, str]]) -> int:
+    return library.pages_index(version_id=version_id, pages=pages)
+
+
+def library_searchable_advance(*, document_id: uuid.UUID, version_id: uuid.UUID) -> bool:
+    return library.searchable_advance(document_id=document_id, version_id=version_id)
+
+
+def library_search(*, project_id: uuid.UUID, query: str, limit: int = 20) -> list[SearchHit]:
+    return library_search_module.library_search(project_id=project_id, query=query, limit=limit)

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 from access import facade as access
 from config.errors import NotFound, QuireError
 from config.http.ui import back_to, form_action
-from workspace import selectors, services
+from workspace import selectors, services, tabs
 from workspace.exceptions import InvalidSettings
 from workspace.models import Compiler, FileKind, ProjectType
 from workspace.paths import path_ancestors
@@ -97,7 +97,11 @@ def project_detail(request, project_id: uuid.UUID):
         "roles": access.Role.choices,
         "compilers": Compiler.choices,
         "tab": request.GET.get("tab", "files"),
+        "extra_tabs": tabs.project_tabs(),
     }
+    contributed = tabs.project_tab(context["tab"])
+    if contributed is not None:
+        context["tab_html"] = contributed.render(request, project.pk)
     return render(request, "workspace/project_detail.html", context)
 
 

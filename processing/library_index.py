@@ -1,0 +1,80 @@
+"""The ``pdf.index.text/v1`` finalizer: index a version's pages, then advance search only if still requested.
+
+Validation (size, digest, JSON shape) runs without locks; the writes run in
+the finalization transaction (``Publication.before_publish``):
+
+* index entries are keyed by (version, page) and written with an upsert, so a
+  second run — a recovered finalization, a repeated delivery — changes nothing;
+* the document's searchable version moves to this version only through a
+  conditional update requiring that it is still the requested one, so an
+  obsolete version that finishes last never becomes current;
+* when it moved, ``document.version.searchable`` is emitted in that transaction.
+"""
+
+import json
+
+from processing.finalizers import FinalizationRejected, Publication
+from processing.models import FailureClass, StagedOutput
+from processing.outbox import outbox_emit
+from workspace import facade as workspace
+
+PAGES_SCHEMA = "pdf-pages/v1"
+SEARCHABLE_EVENT = "document.version.searchable"
+
+
+def _violation(code: str, message: str) -> FinalizationRejected:
+    return FinalizationRejected(FailureClass.INTERNAL_CONTRACT_VIOLATION, code, message)
+
+
+def pages_parse(data: bytes, *, page_count: int) -> list[tuple[int, str]]:
+    """``[(page number, text)]`` from the processor's ``pages`` output, or FinalizationRejected."""
+    try:
+        document = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _violation("pages_invalid", "The extracted pages are not JSON.") from exc
+    if not isinstance(document, dict) or document.get("schema") != PAGES_SCHEMA:
+        raise _violation("pages_invalid", f"The extracted pages are not {PAGES_SCHEMA}.")
+    pages = document.get("pages")
+    if not isinstance(pages, list):
+        raise _violation("pages_invalid", "The extracted pages carry no page list.")
+    parsed: dict[int, str] = {}
+    for page in pages:
+        number = page.get("number") if isinstance(page, dict) else None
+        text = page.get("text") if isinstance(page, dict) else None
+        valid_number = isinstance(number, int) and not isinstance(number, bool) and 1 <= number <= page_count
+        if not valid_number or not isinstance(text, str) or number in parsed:
+            raise _violation("pages_invalid", "A page entry has no valid number or text.")
+        parsed[number] = text
+    return sorted(parsed.items())
+
+
+def index_publication(job, staged: list[StagedOutput], verify) -> Publication:
+    """Verify the staged pages and return the publication that indexes them (see the module docstring)."""
+    version = workspace.library_version_of_job(job_id=job.pk)
+    if version is None:
+        raise FinalizationRejected(
+            FailureClass.INVALID_INPUT, "library_version_gone", "The library version no longer exists."
+        )
+    by_role = {output.role: output for output in staged}
+    if set(by_role) != {"pages"}:
+        raise _violation("missing_output", "Indexing must deliver exactly the pages output.")
+    pages = pages_parse(verify(job, by_role["pages"]), page_count=version.page_count)
+
+    def index_and_advance(locked_job) -> dict:
+        index_version(version, pages, project_id=locked_job.project_id)
+        return {}
+
+    return Publication(publish=[by_role["pages"]], before_publish=index_and_advance)
+
+
+def index_version(version, pages: list[tuple[int, str]], *, project_id) -> bool:
+    """Inside the caller's transaction: write the entries, advance if still requested; True when it advanced."""
+    workspace.library_pages_index(version_id=version.id, pages=pages)
+    advanced = workspace.library_searchable_advance(document_id=version.document_id, version_id=version.id)
+    if advanced:
+        outbox_emit(
+            kind=SEARCHABLE_EVENT,
+            payload={"project_id": str(project_id), "document_id": str(version.document_id),
+                     "version_id": str(version.id), "job_id": str(version.index_job_id)},
+        )  # fmt: skip
+    return advanced

@@ -1,0 +1,299 @@
+"""`make bench-library`: the PDF library's acceptance, outbox relay, ingestion and search figures.
+
+Figures (medians over BENCH_REPS, with min–max):
+  library_accept_versions_per_s_distinct     8 client processes, each replacing its own document
+  library_accept_versions_per_s_contended    8 client processes replacing one document (re-read on 412)
+  library_accept_conflict_rate_contended     412s / attempts in that run
+  outbox_publish_events_per_s_notify|amqp    one relay draining BENCH_N pending events (default 2000)
+  outbox_pending_age_ms_p99_notify|amqp      commit → broker confirm, a live relay under a steady producer
+  library_ingest_ms_100_pages                text extraction of a 100-page PDF in the child process
+  library_index_ms_100_pages                 the finalizer's index write for those 100 pages
+  library_search_ms_p50|p99_10000_pages      search over 10,000 indexed pages (SQL + snippets)
+RabbitMQ figures need AMQP_URL (e.g. amqp://guest:guest@127.0.0.1:5672/%2F); without it they are skipped.
+"""
+
+import multiprocessing
+import os
+import random
+import statistics
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from scripts.bench.harness import BENCH_REPS, bench_database, django_setup, n_or, percentile, report
+
+CLIENTS = 8
+OPERATION = "pdf.index.text/v1"
+ROOMY = {"active_jobs_per_requester": 1_000_000, "active_jobs_per_project": 1_000_000,
+         "queued_jobs_global": 2_000_000}  # fmt: skip
+WORDS = [f"{stem}{suffix}" for stem in ("harbour", "gull", "tide", "ledger", "quartz", "meadow", "lantern", "cobalt",
+         "orchard", "saffron", "glacier", "thimble", "walrus", "juniper", "pylon", "ember") for suffix in
+         ("", "s", "ing", "ed", "er", "ly", "ness", "ward", "ish", "ful")]  # fmt: skip
+
+
+def page_text(rng: random.Random, words: int = 250) -> str:
+    lines = [" ".join(rng.choices(WORDS, k=12)) for _ in range(words // 12)]
+    return "\n".join(lines)
+
+
+def _client(database_url: str, deployment: str, user_id: int, project_id, documents: list, n: int, barrier, out):
+    os.environ.update(DATABASE_URL=database_url, QUIRE_DEPLOYMENT_FILE=deployment)
+    django_setup()
+    from processing.exceptions import RevisionMismatch
+    from processing.library_acceptance import VersionUpload, library_version_accept
+    from tests.processing.library.pdfs import text_pdf
+    from workspace.models import LibraryDocument
+
+    pdfs = [text_pdf([f"client {os.getpid()} version {index}"]) for index in range(n)]
+    accepted = conflicts = 0
+    barrier.wait()
+    started = time.perf_counter()
+    for index, data in enumerate(pdfs):
+        document_id = documents[index % len(documents)]
+        while True:
+            revision = LibraryDocument.objects.values_list("revision", flat=True).get(pk=document_id)
+            upload = VersionUpload(project_id, document_id, revision, data, "bench.pdf")
+            try:
+                library_version_accept(actor_id=user_id, idempotency_key=uuid.uuid4().hex, upload=upload)
+                accepted += 1
+                break
+            except RevisionMismatch:
+                conflicts += 1
+    out.put((accepted, conflicts, time.perf_counter() - started))
+
+
+def acceptance(deployment: str, n: int) -> None:
+    from django.contrib.auth import get_user_model
+
+    from processing.library_acceptance import VersionUpload, library_version_accept
+    from tests.processing.library.pdfs import text_pdf
+    from workspace import services as workspace
+
+    user = get_user_model().objects.create_user(username=f"bench-{time.time_ns()}", password="x" * 12)
+    project = workspace.project_create(actor_id=user.pk, name="bench", project_type="latex")
+    context = multiprocessing.get_context("spawn")
+    for label in ("distinct", "contended"):
+        rates, conflict_rates = [], []
+        for _ in range(BENCH_REPS):
+            first = [library_version_accept(actor_id=user.pk, idempotency_key=uuid.uuid4().hex, upload=VersionUpload(
+                project.pk, None, None, text_pdf([f"seed {index}"]), "seed.pdf")).document_id
+                for index in range(CLIENTS if label == "distinct" else 1)]  # fmt: skip
+            barrier, out = context.Barrier(CLIENTS), context.Queue()
+            processes = [
+                context.Process(target=_client, args=(os.environ["DATABASE_URL"], deployment, user.pk, project.pk,
+                                                      [first[index % len(first)]], n, barrier, out))
+                for index in range(CLIENTS)
+            ]  # fmt: skip
+            for process in processes:
+                process.start()
+            results = [out.get(timeout=600) for _ in processes]
+            for process in processes:
+                process.join()
+            accepted, conflicts = sum(r[0] for r in results), sum(r[1] for r in results)
+            rates.append(accepted / max(r[2] for r in results))
+            conflict_rates.append(conflicts / (accepted + conflicts))
+        config = f"{CLIENTS} client processes, {n} versions each, service level (PDF check + blob + transaction)"
+        report(f"library_accept_versions_per_s_{label}", rates, unit="versions/s", n=CLIENTS * n, config=config)
+        if label == "contended":
+            report("library_accept_conflict_rate_contended", conflict_rates, unit="ratio", n=CLIENTS * n,
+                   config="412 answers / attempts; a loser re-reads the revision and tries again")  # fmt: skip
+
+
+def _pending_insert(count: int) -> None:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO processing_outboxevent (event_id, kind, payload, created_at, available_at, attempts, "
+            "last_error) SELECT gen_random_uuid(), 'bench.event', jsonb_build_object('n', n), now(), now(), 0, '' "
+            "FROM generate_series(1, %s) AS n",
+            [count],
+        )
+
+
+def _brokers(amqp_url: str | None):
+    from django.conf import settings
+
+    from processing.outbox_brokers import AmqpBroker, NotifyBroker, quire_conninfo
+
+    yield "notify", lambda: NotifyBroker(quire_conninfo(), channel=settings.OUTBOX_NOTIFY_CHANNEL)
+    if amqp_url:
+        yield "amqp", lambda: AmqpBroker(amqp_url, exchange="quire.bench", queue="quire.bench.outbox")
+    else:
+        print("  (AMQP_URL unset: RabbitMQ figures skipped)")
+
+
+def relay_rate(name: str, make_broker, n: int) -> None:
+    from processing.outbox_relay import OutboxRelay
+
+    rates = []
+    for _ in range(BENCH_REPS):
+        _pending_insert(n)
+        relay = OutboxRelay(make_broker(), batch=200)
+        started = time.perf_counter()
+        while relay.run_once().claimed:
+            pass
+        rates.append(n / (time.perf_counter() - started))
+        relay.broker.close()
+    report(f"outbox_publish_events_per_s_{name}", rates, unit="events/s", n=n, config="1 relay, batches of 200")
+
+
+def relay_pending_age(name: str, make_broker, n: int) -> None:
+    from django.db import transaction
+
+    from processing.outbox import outbox_emit
+    from processing.outbox_relay import OutboxRelay
+
+    p99s = []
+    for _ in range(BENCH_REPS):
+        stop = threading.Event()
+        relay = OutboxRelay(make_broker())
+        thread = threading.Thread(target=_relay_until, args=(relay, stop))
+        thread.start()
+        time.sleep(0.5)  # the relay connects and starts listening
+        marker = uuid.uuid4().hex
+        for index in range(n):
+            with transaction.atomic():
+                outbox_emit(kind="bench.age", payload={"marker": marker, "n": index})
+            time.sleep(0.002)  # a steady producer, not a burst
+        while _undispatched(marker):
+            time.sleep(0.05)
+        stop.set()
+        thread.join()
+        p99s.append(_age_p99_ms(marker))
+    report(f"outbox_pending_age_ms_p99_{name}", p99s, unit="ms", n=n,
+           config="commit → confirm, live relay woken by LISTEN, producer ~1 event / 2 ms")  # fmt: skip
+
+
+def _relay_until(relay, stop: threading.Event) -> None:
+    from django.db import connection
+
+    relay.run(stop=stop, idle_seconds=1.0)
+    connection.close()
+
+
+def _undispatched(marker: str) -> int:
+    from processing.models import OutboxEvent
+
+    return OutboxEvent.objects.filter(payload__marker=marker, dispatched_at__isnull=True).count()
+
+
+def _age_p99_ms(marker: str) -> float:
+    from processing.models import OutboxEvent
+
+    ages = [(dispatched - created).total_seconds() * 1000 for created, dispatched in
+            OutboxEvent.objects.filter(payload__marker=marker).values_list("created_at", "dispatched_at")]  # fmt: skip
+    return percentile(ages, 0.99)
+
+
+def ingestion() -> tuple[object, list[str]]:
+    import threading as threads
+
+    from processing.worker.contracts import Limits
+    from processing.worker.processors.pdf_text import PdfTextProcessor
+    from tests.processing.library.pdfs import text_pdf
+    from tests.processing.worker.executors import SubprocessTestExecutor
+
+    rng = random.Random(7)  # noqa: S311  deterministic bench text
+    texts = [page_text(rng) for _ in range(100)]
+    data = text_pdf(texts)
+    timings = []
+    for _ in range(BENCH_REPS):
+        with tempfile.TemporaryDirectory() as root:
+            input_dir, output_dir = Path(root, "in"), Path(root, "out")
+            input_dir.mkdir(), output_dir.mkdir()
+            (input_dir / "input.pdf").write_bytes(data)
+            started = time.perf_counter()
+            PdfTextProcessor().run(input_dir=input_dir, output_dir=output_dir, request={}, limits=Limits(),
+                                   cancel=threads.Event(), executor=SubprocessTestExecutor())  # fmt: skip
+            timings.append((time.perf_counter() - started) * 1000)
+    report("library_ingest_ms_100_pages", timings, unit="ms", n=100,
+           config=f"pypdf {len(data) // 1024} KiB PDF, ~250 words/page, child process without sandbox")  # fmt: skip
+    return data, texts
+
+
+def _documents_with_pages(data: bytes, texts: list[str], count: int) -> list:
+    from django.contrib.auth import get_user_model
+    from django.db import transaction
+
+    from processing.library_acceptance import VersionUpload, library_version_accept
+    from processing.library_index import index_version
+    from workspace import facade as workspace
+    from workspace import services as workspace_services
+
+    user = get_user_model().objects.create_user(username=f"search-{time.time_ns()}", password="x" * 12)
+    project = workspace_services.project_create(actor_id=user.pk, name="search", project_type="latex")
+    timings = []
+    for index in range(count):
+        accepted = library_version_accept(actor_id=user.pk, idempotency_key=f"doc-{index}", upload=VersionUpload(
+            project.pk, None, None, data, f"doc-{index}.pdf"))  # fmt: skip
+        version = workspace.library_version_of_job(job_id=accepted.job_id)
+        pages = list(enumerate(texts[index % 7 :] + texts[: index % 7], start=1))
+        started = time.perf_counter()
+        with transaction.atomic():
+            index_version(version, pages, project_id=project.pk)
+        timings.append((time.perf_counter() - started) * 1000)
+    return project, timings
+
+
+def search(data: bytes, texts: list[str]) -> None:
+    from workspace.facade import library_search
+
+    project, index_timings = _documents_with_pages(data, texts, 100)
+    report("library_index_ms_100_pages", [statistics.median(index_timings)], unit="ms", n=len(index_timings),
+           config="finalizer write: upsert 100 page rows with to_tsvector + searchable advance")  # fmt: skip
+    rng = random.Random(11)  # noqa: S311  deterministic bench queries
+    queries = [rng.choice(WORDS) for _ in range(60)] + [" ".join(rng.sample(WORDS, 2)) for _ in range(60)]
+    queries += [f'"{rng.choice(WORDS)} {rng.choice(WORDS)}"' for _ in range(40)] + ["zzzz nothing"] * 40
+    p50s, p99s = [], []
+    for _ in range(BENCH_REPS):
+        latencies = []
+        for query in queries:
+            started = time.perf_counter()
+            library_search(project_id=project.pk, query=query)
+            latencies.append((time.perf_counter() - started) * 1000)
+        p50s.append(percentile(latencies, 0.5))
+        p99s.append(percentile(latencies, 0.99))
+    config = "100 documents x 100 pages, 20 hits with ts_headline snippets, words / pairs / phrases / misses"
+    report("library_search_ms_p50_10000_pages", p50s, unit="ms", n=len(queries), config=config)
+    report("library_search_ms_p99_10000_pages", p99s, unit="ms", n=len(queries), config=config)
+
+
+def main() -> None:
+    with bench_database("quire_bench_library"), tempfile.TemporaryDirectory() as root:
+        django_setup()
+        from django.conf import settings
+
+        from scripts.bench.processes import deployment_write
+
+        deployment = str(deployment_write(Path(root), operations=[OPERATION], limits=ROOMY))
+        settings.QUIRE_DEPLOYMENT_FILE = os.environ["QUIRE_DEPLOYMENT_FILE"] = deployment
+        print("PDF library benchmark")
+        acceptance(deployment, n_or(25))
+        for name, make_broker in _brokers(os.environ.get("AMQP_URL")):
+            relay_rate(name, make_broker, n_or(2000))
+            relay_pending_age(name, make_broker, min(n_or(2000), 500))
+        data, texts = ingestion()
+        search(data, texts)
+        _amqp_cleanup(os.environ.get("AMQP_URL"))
+        from django.db import connections
+
+        connections.close_all()
+
+
+def _amqp_cleanup(url: str | None) -> None:
+    if not url:
+        return
+    import pika
+
+    connection = pika.BlockingConnection(pika.URLParameters(url))
+    channel = connection.channel()
+    channel.queue_delete("quire.bench.outbox")
+    channel.exchange_delete("quire.bench")
+    connection.close()
+
+
+if __name__ == "__main__":
+    main()
