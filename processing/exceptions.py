@@ -161,3 +161,10 @@ class TicketInvalid(ProcessingError):
 
     code = "ticket_invalid"
     status_code = 403
+
+
+class JobNotRetryable(ProcessingError):
+    """Only a failed job whose input was captured can be retried."""
+
+    code = "job_not_retryable"
+    status_code = 409

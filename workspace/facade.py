@@ -33,6 +33,8 @@ __all__ = [
     "file_written",
     "pin_release",
     "project_describe",
+    "project_ids_matching",
+    "project_names_of",
     "provision_commit",
     "provision_prepare",
     "snapshot_contents",
@@ -149,3 +151,19 @@ def provision_prepare(
 
 def provision_commit(*, prepared: PreparedProject, owner_id: int) -> uuid.UUID:
     return provisioning.provision_commit(prepared=prepared, owner_id=owner_id)
+
+
+# --- names for listings (the task center and the operators' admin) --------------------------------
+def project_names_of(*, project_ids) -> dict[uuid.UUID, str]:
+    """Names of the projects that still exist, by id, in one query. Callers authorize first."""
+    from workspace.models import Project
+
+    ids = {project_id for project_id in project_ids if project_id is not None}
+    return dict(Project.objects.filter(pk__in=ids).values_list("pk", "name")) if ids else {}
+
+
+def project_ids_matching(*, text: str, limit: int = 500) -> list[uuid.UUID]:
+    """Ids of projects whose name contains ``text`` (case-insensitive), for operators' searches."""
+    from workspace.models import Project
+
+    return list(Project.objects.filter(name__icontains=text).values_list("pk", flat=True)[:limit])
