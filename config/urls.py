@@ -64,6 +64,7 @@ urlpatterns = [
     path("", include("access.urls")),
     path("", include("workspace.urls")),
     path("", include("collaboration.urls")),
+    path("", include("processing.urls")),
 ]
 
 handler404 = pages.not_found
