@@ -93,13 +93,17 @@ def task_badge(request: HtmxHttpRequest) -> HttpResponse:
     return render(request, "processing/task_center.html#badge", context)
 
 
-def _row_response(request: HtmxHttpRequest, row: task_center.TaskRow, notice: Notice | None = None) -> HttpResponse:
+def _row_response(
+    request: HtmxHttpRequest, row: task_center.TaskRow, notice: Notice | None = None, *, polled: bool = False
+) -> HttpResponse:
+    """The row; once its job has finished, the badge is told to recount and a poll is told to stop."""
     context = {"row": row, "fast_poll": FAST_POLL, "now": timezone.now(), "notice": notice}
     response = render(request, "processing/task_center.html#task-row", context)
     if row.active:
         return response
-    finished = HttpResponseStopPolling(response.content)
-    return trigger_client_event(finished, CHANGED)
+    if polled:
+        response = HttpResponseStopPolling(response.content)
+    return trigger_client_event(response, CHANGED)
 
 
 @login_required
@@ -107,7 +111,8 @@ def _row_response(request: HtmxHttpRequest, row: task_center.TaskRow, notice: No
 @_not_found_is_404
 def task_row(request: HtmxHttpRequest, job_id: uuid.UUID) -> HttpResponse:
     """One job's row: what an active row polls."""
-    return _row_response(request, task_center.task_row_for(user_id=request.user.pk, job_id=job_id))
+    row = task_center.task_row_for(user_id=request.user.pk, job_id=job_id)
+    return _row_response(request, row, polled=bool(request.htmx))
 
 
 @login_required
