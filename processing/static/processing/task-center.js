@@ -112,7 +112,10 @@
 
   // A job was submitted from this page: show it where state is kept, the task center.
   document.body.addEventListener("quire:job-submitted", function (event) {
-    if (!smallScreen.matches && !isOpen() && !onTasksPage()) openDrawer(event.target);
+    if (smallScreen.matches || isOpen() || onTasksPage()) return;
+    // The event comes from the form; focus returns to its button (disabled while the request ran).
+    var form = event.target.closest ? event.target.closest("form") : null;
+    openDrawer((form && form.querySelector("[type=submit]")) || event.target);
   });
 
   // The badge tells the server when this browser last looked, so only newer failures count.
