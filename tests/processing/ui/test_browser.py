@@ -168,7 +168,7 @@ def test_build_pdf_is_followed_in_the_drawer_to_a_downloadable_pdf(page, quire, 
     expect(row).to_contain_text("Demo paper")
     expect(row).to_have_attribute("data-state", "succeeded", timeout=BUILD_SECONDS)
     states = page.evaluate("window.__states")
-    assert states[0] in ("queued", "running") and states[-1] == "succeeded", states
+    assert states[0] in ("preparing", "queued", "running", "finalizing") and states[-1] == "succeeded", states
     assert page.evaluate("window.__sameDocument") is True  # no reload happened
     assert _job_of(demo).queued_at is not None
 
@@ -200,8 +200,11 @@ def test_a_failing_build_shows_file_and_line_and_the_badge_counts_it_until_opene
     page.keyboard.press("Enter")
     drawer = page.get_by_role("dialog", name="Tasks")
     expect(drawer).to_be_visible()
+    expect(page.locator("#task-drawer-title")).to_be_focused()
     row = drawer.locator(".job").first
     expect(row).to_have_attribute("data-state", "failed")
+    page.keyboard.press("ArrowDown")  # from the title to the first task
+    expect(row).to_be_focused()
     expect(row).to_contain_text("main.tex:4")
     row.locator("summary", has_text="Diagnostics").click()
     expect(row.locator(".diagnostic-error .location").first).to_have_text("main.tex:4")
