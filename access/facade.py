@@ -22,6 +22,8 @@ __all__ = [
     "principal_describe",
     "project_ids_visible_to",
     "role_of",
+    "user_ids_matching",
+    "usernames_of",
 ]
 
 
@@ -78,3 +80,19 @@ def principal_describe(*, user_id: int) -> Principal | None:
 
     user = get_user_model().objects.filter(pk=user_id).only("username").first()
     return Principal(user_id=user.pk, username=user.username) if user else None
+
+
+# --- names for listings (the task center and the operators' admin) --------------------------------
+def usernames_of(*, user_ids) -> dict[int, str]:
+    """Usernames by user id, in one query."""
+    from django.contrib.auth import get_user_model
+
+    ids = {user_id for user_id in user_ids if user_id is not None}
+    return dict(get_user_model().objects.filter(pk__in=ids).values_list("pk", "username")) if ids else {}
+
+
+def user_ids_matching(*, text: str, limit: int = 500) -> list[int]:
+    """Ids of users whose username contains ``text`` (case-insensitive), for operators' searches."""
+    from django.contrib.auth import get_user_model
+
+    return list(get_user_model().objects.filter(username__icontains=text).values_list("pk", flat=True)[:limit])

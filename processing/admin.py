@@ -1,1 +1,374 @@
-"""Processing — admin (filled in by its own issue)."""
+"""The operators' admin: read-only history of jobs, attempts, artifacts, blobs, workers and the outbox.
+
+Nothing here edits a row. The two job actions call the same services as the
+API and the task center: ``job_cancel_by_operator`` (the API's cancellation
+rules) and ``job_retry_by_operator`` (a new linked job; the failed one is never
+reopened). Requester and project names come from the Access and Workspace
+facades, one query per page.
+"""
+
+import uuid
+from collections import Counter
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import CharField, Count, OuterRef, Q, Subquery
+from django.db.models.functions import Cast, Coalesce
+from django.template.defaultfilters import filesizeformat
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from access import facade as access
+from config.errors import QuireError
+from processing.cancellation import job_cancel_by_operator
+from processing.models import (
+    AttemptState,
+    IdempotencyReservation,
+    JobState,
+    OutboxEvent,
+    ProcessingArtifact,
+    ProcessingAttempt,
+    ProcessingBlob,
+    ProcessingJob,
+    StagedOutput,
+    WorkerProcessor,
+    WorkerSession,
+)
+from processing.overview import processing_overview
+from processing.retries import job_retry_by_operator
+from workspace import facade as workspace
+
+
+class ReadOnly:
+    """History is evidence: operators look, and act only through the actions' services."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class ReadOnlyAdmin(ReadOnly, admin.ModelAdmin):
+    show_full_result_count = False
+
+
+class ReadOnlyInline(ReadOnly, admin.TabularInline):
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+
+def _blob_link(blob_id) -> str:
+    if blob_id is None:
+        return "—"
+    url = reverse("admin:processing_processingblob_change", args=[blob_id])
+    return format_html('<a href="{}">blob {}</a>', url, blob_id)
+
+
+def _job_link(job_id) -> str:
+    if job_id is None:
+        return "—"
+    url = reverse("admin:processing_processingjob_change", args=[job_id])
+    return format_html('<a href="{}"><code>{}</code></a>', url, str(job_id)[:8])
+
+
+class AttemptInline(ReadOnlyInline):
+    model = ProcessingAttempt
+    fields = readonly_fields = (
+        "number", "state", "phase", "session", "processor_contract", "started_at", "lease_expires_at", "ended_at",
+        "failure_class", "failure_code", "failure_message",
+    )  # fmt: skip
+    ordering = ("number",)
+
+
+class ArtifactInline(ReadOnlyInline):
+    model = ProcessingArtifact
+    fields = readonly_fields = ("role", "filename", "media_type", "size", "sha256", "source_attempt", "created_at")
+    ordering = ("role",)
+
+    @admin.display(description="size")
+    def size(self, artifact):
+        return filesizeformat(artifact.size_bytes)
+
+
+@admin.register(ProcessingJob)
+class ProcessingJobAdmin(ReadOnlyAdmin):
+    list_display = (
+        "short_id", "operation", "state", "phase", "requester", "project", "attempt_count", "created_at", "duration",
+    )  # fmt: skip
+    list_filter = ("state", "operation", "failure_class", "cache_hit")
+    search_fields = ("id",)  # the search itself is get_search_results: ids, requester and project names
+    search_help_text = "A job id (or its first characters), a requester's username, or a project's name or id."
+    ordering = ("-created_at", "-id")
+    inlines = (AttemptInline, ArtifactInline)
+    actions = ("cancel_jobs", "retry_jobs")
+    exclude = ("diagnostics", "input_blob")  # a blob's __str__ would load its bytes; link to it instead
+    readonly_fields = ("requester", "project", "input", "linked_jobs", "diagnostic_entries")
+
+    def get_urls(self):
+        overview = path("overview/", self.admin_site.admin_view(self.overview_view), name="processing_overview")
+        return [overview, *super().get_urls()]
+
+    def overview_view(self, request):
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Processing overview",
+            "opts": self.model._meta,
+            "overview": processing_overview(),
+        }
+        return TemplateResponse(request, "admin/processing/overview.html", context)
+
+    def get_changelist_instance(self, request):
+        changelist = super().get_changelist_instance(request)
+        jobs = list(changelist.result_list)
+        usernames = access.usernames_of(user_ids=[job.requester_id for job in jobs])
+        projects = workspace.project_names_of(project_ids=[job.project_id for job in jobs])
+        for job in jobs:
+            job.requester_name = usernames.get(job.requester_id, "")
+            job.project_name = projects.get(job.project_id, "")
+        return changelist
+
+    def get_search_results(self, request, queryset, search_term):
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        match = Q(requester_id__in=access.user_ids_matching(text=term))
+        match |= Q(project_id__in=workspace.project_ids_matching(text=term))
+        try:
+            exact = uuid.UUID(term)
+        except ValueError:
+            queryset = queryset.annotate(id_text=Cast("id", output_field=CharField()))
+            match |= Q(id_text__startswith=term.lower())
+        else:
+            match |= Q(pk=exact) | Q(project_id=exact) | Q(retry_of_id=exact)
+        return queryset.filter(match), False
+
+    @admin.display(description="job", ordering="id")
+    def short_id(self, job):
+        return format_html("<code>{}</code>", str(job.pk)[:8])
+
+    @admin.display(description="requester")
+    def requester(self, job):
+        name = getattr(job, "requester_name", None)
+        if name is None:
+            name = access.usernames_of(user_ids=[job.requester_id]).get(job.requester_id, "")
+        return f"{name or '(deleted user)'} (#{job.requester_id})"
+
+    @admin.display(description="project")
+    def project(self, job):
+        if job.project_id is None:
+            return job.input_filename or "—"
+        name = getattr(job, "project_name", None)
+        if name is None:
+            name = workspace.project_names_of(project_ids=[job.project_id]).get(job.project_id, "")
+        return name or f"(deleted) {str(job.project_id)[:8]}"
+
+    @admin.display(description="duration")
+    def duration(self, job):
+        if job.completed_at is None:
+            return "—"
+        return f"{(job.completed_at - job.created_at).total_seconds():.1f} s"
+
+    @admin.display(description="input blob")
+    def input(self, job):
+        return _blob_link(job.input_blob_id)
+
+    @admin.display(description="linked jobs")
+    def linked_jobs(self, job):
+        retries = ProcessingJob.objects.filter(retry_of_id=job.pk).values_list("pk", flat=True)
+        parts = [format_html("retry of {}", _job_link(job.retry_of_id))] if job.retry_of_id else []
+        parts += [format_html("retried as {}", _job_link(retry)) for retry in retries]
+        if job.reused_from_id:
+            parts.append(format_html("reused the result of {}", _job_link(job.reused_from_id)))
+        return format_html(", ".join(["{}"] * len(parts)), *parts) if parts else "—"
+
+    @admin.display(description="parsed diagnostics")
+    def diagnostic_entries(self, job):
+        entries = [entry for entry in job.diagnostics if isinstance(entry, dict)]
+        lines = [
+            f"{e.get('severity', '')}: {e.get('file') or '?'}:{e.get('line') or '?'} {e.get('message', '')}"
+            for e in entries
+        ]
+        return "\n".join(lines) or "—"
+
+    def has_operate_permission(self, request):
+        return request.user.has_perm("processing.change_processingjob")
+
+    @admin.action(description="Cancel selected jobs (the API's rules)", permissions=["operate"])
+    def cancel_jobs(self, request, queryset):
+        outcomes = Counter()
+        for job_id in queryset.values_list("pk", flat=True):
+            job = job_cancel_by_operator(job_id=job_id)
+            if job.state == JobState.CANCELLED:
+                outcomes["cancelled"] += 1
+            elif job.state == JobState.RUNNING and job.cancellation_requested:
+                outcomes["running, asked to stop"] += 1
+            else:
+                outcomes[f"left {job.state}"] += 1
+        summary = ", ".join(f"{count} {outcome}" for outcome, count in sorted(outcomes.items()))
+        self.message_user(request, f"Cancel: {summary}.", messages.SUCCESS)
+
+    @admin.action(description="Retry selected failed jobs as new linked jobs", permissions=["operate"])
+    def retry_jobs(self, request, queryset):
+        created, refused = [], []
+        for job_id in queryset.values_list("pk", flat=True):
+            try:
+                retried = job_retry_by_operator(job_id=job_id)
+            except QuireError as exc:
+                refused.append(f"{str(job_id)[:8]}: {exc.message}")
+            else:
+                earlier = " (an earlier retry)" if retried.replayed else ""
+                created.append(f"{str(job_id)[:8]} → {str(retried.job_id)[:8]}{earlier}")
+        if created:
+            self.message_user(request, "Retried: " + "; ".join(created) + ".", messages.SUCCESS)
+        if refused:
+            self.message_user(request, "Not retried: " + "; ".join(refused), messages.WARNING)
+
+
+@admin.register(ProcessingAttempt)
+class ProcessingAttemptAdmin(ReadOnlyAdmin):
+    list_display = ("__str__", "operation", "state", "phase", "session", "started_at", "lease_expires_at", "ended_at")
+    list_filter = ("state", "operation", "failure_class")
+    search_fields = ("=job__id", "=claim_id")
+    ordering = ("-started_at", "-id")
+    list_select_related = ("session",)
+
+
+@admin.register(ProcessingArtifact)
+class ProcessingArtifactAdmin(ReadOnlyAdmin):
+    list_display = ("job_short", "role", "filename", "media_type", "size", "sha256", "created_at")
+    list_filter = ("role", "media_type")
+    search_fields = ("=job__id", "filename", "=sha256")
+    ordering = ("-created_at",)
+    exclude = ("blob",)
+    readonly_fields = ("blob_link",)
+
+    @admin.display(description="blob")
+    def blob_link(self, artifact):
+        return _blob_link(artifact.blob_id)
+
+    @admin.display(description="job")
+    def job_short(self, artifact):
+        return _job_link(artifact.job_id)
+
+    @admin.display(description="size", ordering="size_bytes")
+    def size(self, artifact):
+        return filesizeformat(artifact.size_bytes)
+
+
+def _references(model, field: str):
+    counted = model.objects.filter(**{field: OuterRef("pk")}).order_by().values(field).annotate(n=Count("pk"))
+    return Coalesce(Subquery(counted.values("n")[:1]), 0)
+
+
+@admin.register(ProcessingBlob)
+class ProcessingBlobAdmin(ReadOnlyAdmin):
+    list_display = ("id", "digest", "size", "created_at", "touched_at", "as_input", "as_artifact", "as_staged")
+    search_fields = ("=sha256",)
+    ordering = ("-touched_at",)
+    fields = ("sha256", "size_bytes", "created_at", "touched_at", "as_input", "as_artifact", "as_staged")
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .defer("data")  # the bytes stay in the database; the admin shows what refers to them
+            .annotate(
+                inputs=_references(ProcessingJob, "input_blob"),
+                artifacts=_references(ProcessingArtifact, "blob"),
+                staged=_references(StagedOutput, "blob"),
+            )
+        )
+
+    @admin.display(description="sha256")
+    def digest(self, blob):
+        return format_html("<code>{}…</code>", blob.sha256[:16])
+
+    @admin.display(description="size", ordering="size_bytes")
+    def size(self, blob):
+        return filesizeformat(blob.size_bytes)
+
+    @admin.display(description="job inputs", ordering="inputs")
+    def as_input(self, blob):
+        return blob.inputs
+
+    @admin.display(description="artifacts", ordering="artifacts")
+    def as_artifact(self, blob):
+        return blob.artifacts
+
+    @admin.display(description="staged outputs", ordering="staged")
+    def as_staged(self, blob):
+        return blob.staged
+
+
+class ProcessorInline(ReadOnlyInline):
+    model = WorkerProcessor
+    fields = readonly_fields = ("operation", "processor_contract", "runtime_version", "slots", "healthy")
+    show_change_link = False
+
+
+class LiveClaimInline(ReadOnlyInline):
+    model = ProcessingAttempt
+    verbose_name_plural = "live claims (running attempts)"
+    fields = readonly_fields = ("job", "number", "operation", "phase", "claim_id", "started_at", "lease_expires_at")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(state=AttemptState.RUNNING)
+
+
+@admin.register(WorkerSession)
+class WorkerSessionAdmin(ReadOnlyAdmin):
+    list_display = ("identity", "instance", "state", "registered_at", "last_heartbeat_at", "expires_at", "live_claims")
+    list_filter = ("state", "identity")
+    search_fields = ("identity", "instance", "=id")
+    ordering = ("-last_heartbeat_at",)
+    inlines = (ProcessorInline, LiveClaimInline)
+
+    def get_queryset(self, request):
+        running = Count("attempts", filter=Q(attempts__state=AttemptState.RUNNING))
+        return super().get_queryset(request).annotate(live=running)
+
+    @admin.display(description="live claims", ordering="live")
+    def live_claims(self, session):
+        return session.live
+
+
+class DispatchedFilter(admin.SimpleListFilter):
+    title = "publication"
+    parameter_name = "dispatched"
+
+    def lookups(self, request, model_admin):
+        return (("no", "pending"), ("yes", "dispatched"))
+
+    def queryset(self, request, queryset):
+        if self.value() in ("yes", "no"):
+            return queryset.filter(dispatched_at__isnull=self.value() == "no")
+        return queryset
+
+
+@admin.register(OutboxEvent)
+class OutboxEventAdmin(ReadOnlyAdmin):
+    list_display = ("kind", "event_id", "created_at", "available_at", "dispatched_at", "attempts", "last_error")
+    list_filter = (DispatchedFilter, "kind")
+    search_fields = ("=event_id", "kind")
+    ordering = ("-created_at", "-id")
+
+
+@admin.register(IdempotencyReservation)
+class IdempotencyReservationAdmin(ReadOnlyAdmin):
+    list_display = ("actor_id", "endpoint", "key", "job_short", "created_at", "expires_at")
+    list_filter = ("endpoint",)
+    search_fields = ("=key", "=job__id")
+    ordering = ("-created_at",)
+
+    @admin.display(description="job")
+    def job_short(self, reservation):
+        return _job_link(reservation.job_id)

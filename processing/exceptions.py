@@ -211,3 +211,10 @@ class PdfTooLarge(PayloadTooLarge):
     """The PDF is larger than the library accepts."""
 
     code = "pdf_too_large"
+
+
+class JobNotRetryable(ProcessingError):
+    """Only a failed job whose input was captured can be retried."""
+
+    code = "job_not_retryable"
+    status_code = 409

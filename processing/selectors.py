@@ -92,3 +92,16 @@ def jobs_visible_to(
     page = list(jobs.order_by("-created_at", "-pk").prefetch_related("artifacts")[: limit + 1])
     next_cursor = cursor_encode(page[limit - 1]) if len(page) > limit else None
     return page[:limit], next_cursor
+
+
+def job_counts_visible_to(*, user_id: int, failed_after: datetime) -> tuple[int, int]:
+    """(active jobs, jobs that failed after ``failed_after``) among the caller's visible jobs, in one query."""
+    from django.db.models import Count
+
+    from processing.models import JobState
+
+    counts = _visible(user_id).aggregate(
+        active=Count("pk", filter=Q(state__in=ACTIVE_STATES)),
+        failed=Count("pk", filter=Q(state=JobState.FAILED, completed_at__gt=failed_after)),
+    )
+    return counts["active"], counts["failed"]

@@ -1,14 +1,26 @@
 from django.urls import path
 
-from processing import views
+from processing import library_views, views
 
 app_name = "processing"
 
 urlpatterns = [
-    path("projects/<uuid:project_id>/library/upload", views.library_upload, name="library-upload"),
+    path("tasks", views.tasks_page, name="tasks"),
+    path("tasks/list", views.task_list, name="task-list"),
+    path("tasks/badge", views.task_badge, name="task-badge"),
+    path("tasks/<uuid:job_id>", views.task_row, name="task-row"),
+    path("tasks/<uuid:job_id>/cancel", views.task_cancel, name="task-cancel"),
+    path("tasks/<uuid:job_id>/retry", views.task_retry, name="task-retry"),
+    path("tasks/<uuid:job_id>/diagnostics", views.task_diagnostics, name="task-diagnostics"),
+    path("projects/<uuid:project_id>/processing/actions", views.project_actions, name="project-actions"),
+    path("projects/<uuid:project_id>/processing/build", views.build_submit, name="build"),
+    path("projects/<uuid:project_id>/processing/export/pptx", views.export_pptx_submit, name="export-pptx"),
+    path("imports/pptx", views.import_section, name="import-section"),
+    path("imports/pptx/submit", views.import_pptx_submit, name="import-pptx"),
+    path("projects/<uuid:project_id>/library/upload", library_views.library_upload, name="library-upload"),
     path(
         "projects/<uuid:project_id>/library/<uuid:document_id>/replace",
-        views.library_replace,
+        library_views.library_replace,
         name="library-replace",
     ),
 ]

@@ -1,128 +1,230 @@
-"""Processing's pages: the project's Library tab (upload, replace, versions, indexing state, search)."""
+"""HTML for authors: the task center (badge, drawer, ``/tasks``) and the contextual submission controls.
 
+Every view parses its input, makes one service or selector call and renders a
+partial of ``processing/task_center.html`` or ``processing/actions.html``.
+Polling is decided here, per response: a row polls fast only while its job is
+active, the badge polls slowly only while something is active, and a poll that
+finds its job finished answers ``286`` (HttpResponseStopPolling).
+"""
+
+import functools
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import redirect
-from django.template.loader import render_to_string
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import urlencode
-from django.views.decorators.http import require_POST
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseStopPolling, trigger_client_event
+from django_htmx.middleware import HtmxDetails
 
-from access import facade as access
-from config.http.ui import form_action
-from processing import library_queries
-from processing.exceptions import InvalidOptions, PdfTooLarge, RevisionMismatch
-from processing.library_acceptance import Accepted, VersionUpload, library_version_accept
-from processing.library_input import max_pdf_bytes
-from workspace import facade as workspace
+from config.errors import NotFound, QuireError
+from config.http.ui import back_to
+from processing import offers, task_center
+from processing.cancellation import job_cancel
+from processing.configuration import limits
+from processing.retries import job_retry
+from processing.submission import Upload, job_submit
+
+FAST_POLL = "2s"  # a row whose job is still active, on screen in the drawer or on /tasks
+SLOW_POLL = "15s"  # the header badge alone, while any job is active
+SUBMITTED = "quire:job-submitted"  # a job was created from this page: the list reloads, the drawer opens
+CHANGED = "quire:jobs-changed"  # a shown job finished: the badge recounts
 
 
-def _library_url(request, project_id: uuid.UUID, **query) -> str:
-    return f"{reverse('workspace:project-detail', args=[project_id])}?{urlencode({'tab': 'library', **query})}"
-
-
-def _search(request, project_id: uuid.UUID) -> tuple[str, list, str]:
-    query = (request.GET.get("q") or "").strip()
-    if not query:
-        return "", [], ""
-    try:
-        hits = library_queries.library_search_for(user_id=request.user.pk, project_id=project_id, query=query)
-    except workspace.SearchQueryInvalid as exc:
-        return query[:500], [], exc.message
-    return query, hits, ""
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
 
 
 @dataclass(frozen=True)
-class _DocumentPanel:
-    document: object
-    rows: list[tuple]  # (version, status, job state)
-    replace_key: str
-    in_conflict: bool
+class Notice:
+    kind: str  # ok | waiting | error
+    text: str
+    job_id: uuid.UUID | None = None
 
 
-def _panel(view, conflict: str) -> _DocumentPanel:
-    rows = [(version, view.version_status(version), view.job_states.get(version.index_job_id, ""))
-            for version in view.document.versions]  # fmt: skip
-    return _DocumentPanel(view.document, rows, uuid.uuid4().hex, str(view.document.id) == conflict)
+def _not_found_is_404(view):
+    @functools.wraps(view)
+    def wrapper(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except NotFound as exc:
+            raise Http404(exc.message) from exc
+
+    return wrapper
 
 
-def library_tab(request, project_id: uuid.UUID) -> str:
-    """The Library tab's HTML; every form gets its own fresh Idempotency-Key."""
-    views = library_queries.library_documents_for(user_id=request.user.pk, project_id=project_id)
-    query, hits, search_error = _search(request, project_id)
-    conflict = request.GET.get("conflict", "")
-    context = {
-        "project_id": project_id,
-        "documents": [_panel(view, conflict) for view in views],
-        "upload_key": uuid.uuid4().hex,
-        "can_edit": access.permission_check(user_id=request.user.pk, project_id=project_id, permission="edit"),
-        "query": query, "hits": hits, "search_error": search_error,
-        "stale_revision": request.GET.get("from", ""),
-        "max_pdf_bytes": max_pdf_bytes(),
-    }  # fmt: skip
-    return render_to_string("processing/library_tab.html", context, request=request)
+def _seen_at(raw: str) -> datetime | None:
+    """The browser's last look at the task center (a server timestamp it was given), or None."""
+    if raw == "now":
+        return timezone.now()
+    try:
+        seen = datetime.fromisoformat(raw)
+    except ValueError:
+        return None
+    return seen if seen.tzinfo else None
 
 
-def library_tab_register() -> None:
-    workspace.project_tab_register(name="library", label="Library", render=library_tab)
+# --- the task center ----------------------------------------------------------------------------
+@login_required
+@require_GET
+def tasks_page(request: HtmxHttpRequest) -> HttpResponse:
+    """``/tasks``: the task center as a full page (what small screens open)."""
+    tasks = task_center.task_list_for(user_id=request.user.pk)
+    return render(request, "processing/tasks_page.html", {"tasks": tasks, "fast_poll": FAST_POLL})
 
 
-def _uploaded_pdf(request) -> tuple[bytes, str]:
-    upload = request.FILES.get("pdf")
-    if upload is None:
-        raise InvalidOptions("Choose a PDF to upload.")
-    if upload.size > max_pdf_bytes():
-        raise PdfTooLarge(details={"limit_bytes": max_pdf_bytes(), "size_bytes": upload.size})
-    return upload.read(), upload.name or ""
+@login_required
+@require_GET
+def task_list(request: HtmxHttpRequest) -> HttpResponse:
+    tasks = task_center.task_list_for(user_id=request.user.pk)
+    return render(request, "processing/task_center.html#task-list", {"tasks": tasks, "fast_poll": FAST_POLL})
 
 
-def _announce(request, accepted: Accepted) -> None:
-    if accepted.replayed:
-        messages.info(request, "That upload had already been accepted; nothing new was added.")
+@login_required
+@require_GET
+def task_badge(request: HtmxHttpRequest) -> HttpResponse:
+    counts = task_center.task_counts_for(user_id=request.user.pk, seen_at=_seen_at(request.GET.get("seen", "")))
+    context = {"counts": counts, "badge_poll": SLOW_POLL if counts.active else ""}
+    return render(request, "processing/task_center.html#badge", context)
+
+
+def _row_response(
+    request: HtmxHttpRequest, row: task_center.TaskRow, notice: Notice | None = None, *, polled: bool = False
+) -> HttpResponse:
+    """The row; once its job has finished, the badge is told to recount and a poll is told to stop."""
+    context = {"row": row, "fast_poll": FAST_POLL, "now": timezone.now(), "notice": notice}
+    response = render(request, "processing/task_center.html#task-row", context)
+    if row.active:
+        return response
+    if polled:
+        response = HttpResponseStopPolling(response.content)
+    return trigger_client_event(response, CHANGED)
+
+
+@login_required
+@require_GET
+@_not_found_is_404
+def task_row(request: HtmxHttpRequest, job_id: uuid.UUID) -> HttpResponse:
+    """One job's row: what an active row polls."""
+    row = task_center.task_row_for(user_id=request.user.pk, job_id=job_id)
+    return _row_response(request, row, polled=bool(request.htmx))
+
+
+@login_required
+@require_POST
+@_not_found_is_404
+def task_cancel(request: HtmxHttpRequest, job_id: uuid.UUID) -> HttpResponse:
+    job_cancel(actor_id=request.user.pk, job_id=job_id)
+    return _row_response(request, task_center.task_row_for(user_id=request.user.pk, job_id=job_id))
+
+
+@login_required
+@require_POST
+@_not_found_is_404
+def task_retry(request: HtmxHttpRequest, job_id: uuid.UUID) -> HttpResponse:
+    """Retry a failed job as a new linked job; the list reloads to show it."""
+    try:
+        retried = job_retry(actor_id=request.user.pk, job_id=job_id)
+    except NotFound:
+        raise
+    except QuireError as exc:
+        notice = Notice("error", exc.message)
     else:
-        messages.success(request, "PDF accepted. Indexing runs in the background; search follows when it is done.")
+        notice = Notice("ok", "Retried as a new job.", retried.job_id)
+    response = _row_response(request, task_center.task_row_for(user_id=request.user.pk, job_id=job_id), notice)
+    return trigger_client_event(response, SUBMITTED) if notice.kind == "ok" else response
+
+
+@login_required
+@require_GET
+@_not_found_is_404
+def task_diagnostics(request: HtmxHttpRequest, job_id: uuid.UUID) -> HttpResponse:
+    diagnostics = task_center.diagnostics_for(user_id=request.user.pk, job_id=job_id)
+    return render(request, "processing/task_center.html#diagnostics", {"diagnostics": diagnostics})
+
+
+# --- contextual submission ----------------------------------------------------------------------
+@login_required
+@require_GET
+@_not_found_is_404
+def project_actions(request: HtmxHttpRequest, project_id: uuid.UUID) -> HttpResponse:
+    """Build PDF (with its controls) and the export menu, for the project page to load."""
+    project_offers = offers.project_offers_for(user_id=request.user.pk, project_id=project_id)
+    return render(request, "processing/actions.html#project-actions", {"offers": project_offers})
+
+
+@login_required
+@require_GET
+def import_section(request: HtmxHttpRequest) -> HttpResponse:
+    """The PPTX import form for the new-project page; empty when this deployment does not offer it."""
+    return render(request, "processing/actions.html#import-section", {"offer": offers.import_offer_for()})
+
+
+def _submit(request: HtmxHttpRequest, **command) -> Notice:
+    """Submit through ``job_submit``; anticipated refusals (such as a full queue) become the notice."""
+    try:
+        submitted = job_submit(actor_id=request.user.pk, idempotency_key=request.POST.get("idempotency_key"), **command)
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
+    except QuireError as exc:
+        return Notice("error", exc.message)
+    return _submitted_notice(submitted.replayed, request.POST.get("waiting") == "1", submitted.job_id)
+
+
+def _answer(request: HtmxHttpRequest, notice: Notice, *, key_id: str, fallback: str) -> HttpResponse:
+    """The notice and a fresh key for the form (htmx), or a message and a redirect (a plain form post)."""
+    if not request.htmx:
+        (messages.error if notice.kind == "error" else messages.success)(request, notice.text)
+        return redirect(back_to(request, fallback))
+    response = render(request, "processing/actions.html#notice", {"notice": notice, "key_id": key_id})
+    return trigger_client_event(response, SUBMITTED, {"job_id": str(notice.job_id)}) if notice.job_id else response
+
+
+def _submitted_notice(replayed: bool, waiting: bool, job_id: uuid.UUID) -> Notice:
+    if replayed:
+        return Notice("ok", "Already submitted — this is the same job.", job_id)
+    if waiting:
+        return Notice("waiting", "Queued. Workers are offline, so the job will wait until one is back.", job_id)
+    return Notice("ok", "Queued. Follow it in the task center.", job_id)
 
 
 @login_required
 @require_POST
-@form_action(_library_url)
-def library_upload(request, project_id: uuid.UUID):
-    data, filename = _uploaded_pdf(request)
-    upload = VersionUpload(project_id, None, None, data, filename, request.POST.get("title") or None)
-    accepted = library_version_accept(
-        actor_id=request.user.pk, idempotency_key=request.POST.get("idempotency_key"), upload=upload
-    )
-    _announce(request, accepted)
-    return redirect(_library_url(request, project_id))
+def build_submit(request: HtmxHttpRequest, project_id: uuid.UUID) -> HttpResponse:
+    compiler = request.POST.get("compiler") or None
+    options = {"compiler": compiler} if compiler else {}
+    notice = _submit(request, operation_name=offers.BUILD, project_id=project_id, options=options)
+    return _answer(request, notice, key_id="build-key", fallback=_project_url(project_id))
 
 
 @login_required
 @require_POST
-@form_action(_library_url)
-def library_replace(request, project_id: uuid.UUID, document_id: uuid.UUID):
-    data, filename = _uploaded_pdf(request)
-    try:
-        revision = int(request.POST.get("revision", ""))
-    except ValueError as exc:
-        raise InvalidOptions("The form lost the revision it was made from; reload the page.") from exc
-    upload = VersionUpload(project_id, document_id, revision, data, filename, None)
-    try:
-        accepted = library_version_accept(
-            actor_id=request.user.pk, idempotency_key=request.POST.get("idempotency_key"), upload=upload
-        )
-    except RevisionMismatch as exc:
-        current = exc.details.get("current_revision")
-        messages.error(
+def export_pptx_submit(request: HtmxHttpRequest, project_id: uuid.UUID) -> HttpResponse:
+    notice = _submit(request, operation_name=offers.EXPORT_PPTX, project_id=project_id)
+    return _answer(request, notice, key_id="export-pptx-key", fallback=_project_url(project_id))
+
+
+@login_required
+@require_POST
+def import_pptx_submit(request: HtmxHttpRequest) -> HttpResponse:
+    upload = request.FILES.get("file")
+    if upload is None:
+        notice = Notice("error", "Choose a .pptx file to import.")
+    else:
+        profile = request.POST.get("input_profile") or None
+        notice = _submit(
             request,
-            f"Not replaced: this document changed since your form was made (revision {revision}); it is now at "
-            f"revision {current}. Look at its versions below and replace it again if you still want to.",
+            operation_name=offers.IMPORT_PPTX,
+            options={"input_profile": profile} if profile else None,
+            upload=Upload(data=upload.read(limits().input_bytes + 1), filename=upload.name[:255]),
         )
-        return redirect(_library_url(request, project_id, conflict=document_id, **{"from": revision}))
-    _announce(request, accepted)
-    return redirect(_library_url(request, project_id))
+    return _answer(request, notice, key_id="import-key", fallback=reverse("workspace:project-new"))
 
 
-__all__ = ["library_replace", "library_tab", "library_tab_register", "library_upload"]
+def _project_url(project_id: uuid.UUID) -> str:
+    return reverse("workspace:project-detail", args=[project_id])

@@ -63,6 +63,8 @@ __all__ = [
     "library_version_of_job",
     "pin_release",
     "project_describe",
+    "project_ids_matching",
+    "project_names_of",
     "project_tab_register",
     "provision_commit",
     "provision_prepare",
@@ -243,3 +245,19 @@ def library_searchable_advance(*, document_id: uuid.UUID, version_id: uuid.UUID)
 
 def library_search(*, project_id: uuid.UUID, query: str, limit: int = 20) -> list[SearchHit]:
     return library_search_module.library_search(project_id=project_id, query=query, limit=limit)
+
+
+# --- names for listings (the task center and the operators' admin) --------------------------------
+def project_names_of(*, project_ids) -> dict[uuid.UUID, str]:
+    """Names of the projects that still exist, by id, in one query. Callers authorize first."""
+    from workspace.models import Project
+
+    ids = {project_id for project_id in project_ids if project_id is not None}
+    return dict(Project.objects.filter(pk__in=ids).values_list("pk", "name")) if ids else {}
+
+
+def project_ids_matching(*, text: str, limit: int = 500) -> list[uuid.UUID]:
+    """Ids of projects whose name contains ``text`` (case-insensitive), for operators' searches."""
+    from workspace.models import Project
+
+    return list(Project.objects.filter(name__icontains=text).values_list("pk", flat=True)[:limit])

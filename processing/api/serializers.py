@@ -1,6 +1,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from processing.cancellation import job_is_cancellable
 from processing.models import JobState, Phase
 
 
@@ -62,9 +63,7 @@ class JobSerializer(serializers.Serializer):
         return self.context.get("usernames", {}).get(job.requester_id, "")
 
     def get_cancellable(self, job) -> bool:
-        return job.state in (JobState.PREPARING, JobState.QUEUED) or (
-            job.state == JobState.RUNNING and not job.cancellation_requested
-        )
+        return job_is_cancellable(job)
 
 
 class JobPageSerializer(serializers.Serializer):

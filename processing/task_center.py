@@ -1,0 +1,200 @@
+"""The task center's read model: the caller's jobs in words, for the header badge, the drawer and ``/tasks``.
+
+Everything here reads through ``processing.selectors``, so a row is shown only
+to its requester while they may still see its project.
+"""
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.utils import timezone
+
+from processing.cancellation import job_is_cancellable
+from processing.models import FailureClass, JobState, Phase, ProcessingJob
+from processing.models.jobs import ACTIVE_STATES
+from processing.retries import job_is_retryable
+from processing.selectors import job_counts_visible_to, job_visible, jobs_visible_to
+from workspace import facade as workspace
+
+RECENT_TERMINAL_ROWS = 15
+UNSEEN_FAILURES_WINDOW = timedelta(hours=24)  # a browser that never opened the center sees the last day's
+
+OPERATION_LABELS = {
+    "latex.compile.pdf/v1": "LaTeX build (PDF)",
+    "typst.export.pptx/v1": "Export as PPTX",
+    "pptx.import.typst/v1": "PPTX import",
+    "pdf.index.text/v1": "PDF library indexing",
+    "test.echo/v1": "Echo (test operation)",
+}
+STATE_WORDS = {
+    JobState.PREPARING: "Preparing",
+    JobState.QUEUED: "Queued",
+    JobState.RUNNING: "Running",
+    JobState.FINALIZING: "Finalizing",
+    JobState.SUCCEEDED: "Succeeded",
+    JobState.FAILED: "Failed",
+    JobState.CANCELLED: "Cancelled",
+    JobState.EXPIRED: "Expired",
+}
+PHASE_WORDS = {
+    Phase.CAPTURING_INPUT: "Capturing the input",
+    Phase.WAITING_FOR_WORKER: "Waiting for a worker",
+    Phase.PROCESSING: "Processing",
+    Phase.UPLOADING_RESULT: "Uploading the result",
+    Phase.VALIDATING_RESULT: "Checking the result",
+    Phase.PUBLISHING_RESULT: "Publishing the result",
+    Phase.COMPLETE: "Done",
+}
+TERMINAL_WORDS = {
+    JobState.SUCCEEDED: "Done",
+    JobState.FAILED: "Stopped with an error",
+    JobState.CANCELLED: "Cancelled before it finished",
+    JobState.EXPIRED: "Waited too long and was dropped",
+}
+FAILURE_WORDS = {
+    FailureClass.INVALID_INPUT: "Invalid input",
+    FailureClass.PROCESSOR_REJECTED: "Rejected by the processor",
+    FailureClass.UNSUPPORTED_DEPENDENCY: "Unsupported dependency",
+    FailureClass.RESOURCE_LIMIT: "Resource limit reached",
+    FailureClass.TRANSIENT_INFRASTRUCTURE: "Temporary infrastructure problem",
+    FailureClass.WORKER_INTERRUPTED: "Worker interrupted",
+    FailureClass.INTERNAL_CONTRACT_VIOLATION: "Internal error",
+}
+
+
+def operation_label(operation: str) -> str:
+    return OPERATION_LABELS.get(operation, operation)
+
+
+@dataclass(frozen=True)
+class ArtifactLink:
+    id: uuid.UUID
+    role: str
+    filename: str
+    media_type: str
+    size_bytes: int
+    job_id: uuid.UUID
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    id: uuid.UUID
+    operation: str
+    label: str
+    project_id: uuid.UUID | None
+    project_name: str
+    state: str
+    state_label: str
+    phase_text: str
+    active: bool
+    created_at: datetime
+    started_at: datetime | None
+    completed_at: datetime | None
+    duration: timedelta | None
+    failure_class: str
+    failure_label: str
+    failure_message: str
+    artifacts: tuple[ArtifactLink, ...]
+    has_diagnostics: bool
+    cancellable: bool
+    retryable: bool
+    cache_hit: bool
+    input_filename: str
+    result_project_id: uuid.UUID | None
+    retry_of_id: uuid.UUID | None
+
+
+@dataclass(frozen=True)
+class TaskList:
+    rows: tuple[TaskRow, ...]
+    now: datetime
+
+    @property
+    def any_active(self) -> bool:
+        return any(row.active for row in self.rows)
+
+
+@dataclass(frozen=True)
+class TaskCounts:
+    active: int
+    failed_unseen: int
+
+
+def _phase_text(job: ProcessingJob) -> str:
+    if job.state == JobState.RUNNING and job.cancellation_requested:
+        return "Cancelling — the worker has been asked to stop"
+    if job.state in ACTIVE_STATES:
+        return PHASE_WORDS.get(job.phase, job.phase)
+    return TERMINAL_WORDS.get(job.state, job.state)
+
+
+def _row(job: ProcessingJob, project_names: dict) -> TaskRow:
+    artifacts = tuple(
+        ArtifactLink(a.pk, a.role, a.filename, a.media_type, a.size_bytes, job.pk)
+        for a in sorted(job.artifacts.all(), key=lambda artifact: artifact.role != "pdf")
+    )
+    return TaskRow(
+        id=job.pk,
+        operation=job.operation,
+        label=operation_label(job.operation),
+        project_id=job.project_id,
+        project_name=project_names.get(job.project_id, ""),
+        state=job.state,
+        state_label=STATE_WORDS.get(job.state, job.state),
+        phase_text=_phase_text(job),
+        active=job.state in ACTIVE_STATES,
+        created_at=job.created_at,
+        started_at=job.started_at,
+        completed_at=job.completed_at,
+        duration=(job.completed_at - job.created_at) if job.completed_at else None,
+        failure_class=job.failure_class,
+        failure_label=FAILURE_WORDS.get(job.failure_class, job.failure_class),
+        failure_message=job.failure_message,
+        artifacts=artifacts,
+        has_diagnostics=bool(job.diagnostic_log or job.diagnostics),
+        cancellable=job_is_cancellable(job),
+        retryable=job_is_retryable(job),
+        cache_hit=job.cache_hit,
+        input_filename=job.input_filename,
+        result_project_id=job.result_project_id,
+        retry_of_id=job.retry_of_id,
+    )
+
+
+def _rows(jobs: list[ProcessingJob]) -> tuple[TaskRow, ...]:
+    names = workspace.project_names_of(project_ids=[job.project_id for job in jobs])
+    return tuple(_row(job, names) for job in jobs)
+
+
+def task_list_for(*, user_id: int) -> TaskList:
+    """Every active job of the caller and the latest finished ones, newest first."""
+    active, _ = jobs_visible_to(user_id=user_id, state="active", limit=100)
+    recent, _ = jobs_visible_to(user_id=user_id, state="terminal", limit=RECENT_TERMINAL_ROWS)
+    jobs = sorted([*active, *recent], key=lambda job: (job.created_at, job.pk), reverse=True)
+    return TaskList(rows=_rows(jobs), now=timezone.now())
+
+
+def task_row_for(*, user_id: int, job_id) -> TaskRow:
+    """One of the caller's jobs as a row; raises JobNotFound when they may not see it."""
+    return _rows([job_visible(user_id=user_id, job_id=job_id)])[0]
+
+
+def task_counts_for(*, user_id: int, seen_at: datetime | None) -> TaskCounts:
+    """Active jobs, and failures completed after ``seen_at`` (the browser's last look at the center)."""
+    since = seen_at or timezone.now() - UNSEEN_FAILURES_WINDOW
+    active, failed = job_counts_visible_to(user_id=user_id, failed_after=since)
+    return TaskCounts(active=active, failed_unseen=failed)
+
+
+@dataclass(frozen=True)
+class Diagnostics:
+    job_id: uuid.UUID
+    log: str
+    entries: tuple[dict, ...]
+
+
+def diagnostics_for(*, user_id: int, job_id) -> Diagnostics:
+    """The job's bounded log and its parsed entries (file, line, severity, message)."""
+    job = job_visible(user_id=user_id, job_id=job_id)
+    return Diagnostics(job.pk, job.diagnostic_log, tuple(entry for entry in job.diagnostics if isinstance(entry, dict)))

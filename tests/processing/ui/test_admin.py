@@ -1,0 +1,152 @@
+"""The operators' admin: read-only history, and actions that go through the services."""
+
+import pytest
+from django.test import Client
+
+from processing.claims import claim_acquire
+from processing.delivery import Diagnostics, delivery_accept
+from processing.models import (
+    IdempotencyReservation,
+    JobState,
+    OutboxEvent,
+    ProcessingArtifact,
+    ProcessingAttempt,
+    ProcessingBlob,
+    ProcessingJob,
+    WorkerSession,
+)
+from tests.factories import UserFactory
+from tests.processing.conftest import submit_build
+from tests.processing.factories import WorkerSessionFactory
+from tests.processing.lifecycle import build_to_success, pdf_bytes, stage
+
+pytestmark = pytest.mark.django_db
+
+LATEX = "latex.compile.pdf/v1"
+JOBS = "/admin/processing/processingjob/"
+
+
+@pytest.fixture
+def operator():
+    client = Client()
+    client.force_login(UserFactory(username="operator", is_staff=True, is_superuser=True))
+    return client
+
+
+def _act(operator, action: str, *jobs):
+    return operator.post(JOBS, {"action": action, "_selected_action": [str(job.pk) for job in jobs]}, follow=True)
+
+
+def _running(owner_client, project, key) -> ProcessingJob:
+    job_id = submit_build(owner_client, project, key=key).json()["id"]
+    claim = claim_acquire(session_id=WorkerSessionFactory(processors={LATEX: 1}).pk, offers={LATEX: 1})
+    assert str(claim.job_id) == job_id
+    return ProcessingJob.objects.get(pk=job_id)
+
+
+def test_cancel_from_admin_follows_the_apis_rules(operator, owner_client, project):
+    running = _running(owner_client, project, "running")
+    finalizing = _running(owner_client, project, "finalizing")
+    attempt = finalizing.attempts.get()
+    stage(attempt, "pdf", "application/pdf", "main.pdf", pdf_bytes())
+    delivery_accept(claim_id=attempt.claim_id, diagnostics=Diagnostics())
+    queued_build = ProcessingJob.objects.get(pk=submit_build(owner_client, project, key="queued").json()["id"])
+
+    response = _act(operator, "cancel_jobs", queued_build, running, finalizing)
+
+    assert ProcessingJob.objects.get(pk=queued_build.pk).state == JobState.CANCELLED
+    running = ProcessingJob.objects.get(pk=running.pk)
+    assert running.state == JobState.RUNNING and running.cancellation_requested  # the worker is asked to stop
+    assert ProcessingJob.objects.get(pk=finalizing.pk).state == JobState.FINALIZING  # no longer cancellable
+    assert "1 cancelled, 1 left finalizing, 1 running, asked to stop" in response.content.decode()
+
+
+def test_retry_from_admin_creates_a_linked_job_and_leaves_the_failed_one(operator, owner, failed_build):
+    response = _act(operator, "retry_jobs", failed_build)
+
+    retry = ProcessingJob.objects.get(retry_of_id=failed_build.pk)
+    assert (retry.state, retry.requester_id, retry.operation) == (JobState.QUEUED, owner.pk, failed_build.operation)
+    assert retry.input_blob_id == failed_build.input_blob_id and retry.options == failed_build.options
+    again = ProcessingJob.objects.get(pk=failed_build.pk)
+    assert again.state == JobState.FAILED and again.completed_at == failed_build.completed_at
+    assert "Retried:" in response.content.decode()
+
+
+def test_retry_from_admin_refuses_jobs_that_did_not_fail(operator, queued_build):
+    response = _act(operator, "retry_jobs", queued_build)
+
+    assert "Only a failed job" in response.content.decode()
+    assert not ProcessingJob.objects.filter(retry_of_id=queued_build.pk).exists()
+
+
+def test_a_staff_member_without_permissions_gets_no_actions(queued_build):
+    client = Client()
+    client.force_login(UserFactory(is_staff=True))
+
+    assert client.get(JOBS).status_code == 403
+    assert ProcessingJob.objects.get(pk=queued_build.pk).state == JobState.QUEUED
+
+
+def test_jobs_are_read_only(operator, queued_build):
+    page = operator.get(f"{JOBS}{queued_build.pk}/change/").content.decode()
+
+    assert operator.get(f"{JOBS}add/").status_code == 403
+    assert 'name="_save"' not in page and "Processing attempts" in page
+
+
+def test_the_job_list_shows_names_and_filters(operator, owner, owner_client, project, failed_build):
+    queued_build = ProcessingJob.objects.get(pk=submit_build(owner_client, project, key="later").json()["id"])
+    page = operator.get(JOBS).content.decode()
+    assert owner.username in page and project.name in page
+
+    failed = operator.get(JOBS, {"state__exact": "failed", "failure_class__exact": "processor_rejected"})
+    assert str(failed_build.pk)[:8] in failed.content.decode()
+    assert str(queued_build.pk)[:8] not in failed.content.decode()
+
+
+@pytest.mark.parametrize("term", ["requester", "project", "id-prefix", "id"])
+def test_search_by_id_requester_or_project(operator, owner, project, queued_build, term):
+    other = UserFactory()
+    text = {
+        "requester": owner.username,
+        "project": project.name,
+        "id-prefix": str(queued_build.pk)[:8],
+        "id": str(queued_build.pk),
+    }[term]
+
+    page = operator.get(JOBS, {"q": text}).content.decode()
+    nothing = operator.get(JOBS, {"q": other.username}).content.decode()
+
+    assert str(queued_build.pk)[:8] in page and str(queued_build.pk)[:8] not in nothing
+
+
+def test_the_other_admin_pages_render(operator, owner_client, project):
+    job = build_to_success(submit_build(owner_client, project).json()["id"])
+    objects = {
+        "processingattempt": ProcessingAttempt.objects.get(job=job),
+        "processingartifact": ProcessingArtifact.objects.filter(job=job).first(),
+        "processingblob": ProcessingBlob.objects.first(),
+        "workersession": WorkerSession.objects.first(),
+        "outboxevent": OutboxEvent.objects.first(),
+        "idempotencyreservation": IdempotencyReservation.objects.first(),
+        "processingjob": job,
+    }
+    for model, instance in objects.items():
+        assert operator.get(f"/admin/processing/{model}/").status_code == 200, model
+        assert operator.get(f"/admin/processing/{model}/{instance.pk}/change/").status_code == 200, model
+
+
+def test_the_blob_list_counts_references(operator, owner_client, project):
+    job = build_to_success(submit_build(owner_client, project).json()["id"])
+
+    page = operator.get("/admin/processing/processingblob/").content.decode()
+
+    assert job.input_blob.sha256[:16] in page
+
+
+def test_the_overview_shows_queue_sessions_failures_and_lease_losses(operator, queued_build, failed_build):
+    page = operator.get(f"{JOBS}overview/").content.decode()
+
+    assert "Queue per operation" in page and LATEX in page
+    assert "processor_rejected" in page
+    assert "Lease losses, last 24 hours" in page and "Live worker sessions" in page
