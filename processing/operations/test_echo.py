@@ -1,6 +1,7 @@
 """An operation for protocol tests and benchmarks only: the worker echoes its input back.
 
-It is registered always but exposed only when ``QUIRE_TEST_OPERATIONS`` is on.
+It is registered always but exposed only when ``QUIRE_TEST_OPERATIONS`` is on. Its results are
+never reused, so every submission really runs (reuse is exercised with LaTeX builds).
 """
 
 from processing.operations.base import NoOptions, Operation, ResultRole
@@ -15,7 +16,7 @@ TEST_ECHO = Operation(
     permission="build",
     project_types=("latex", "typst"),
     result_roles=(ResultRole("echo", ("application/octet-stream",), 64 * MiB),),
-    reusable=True,
+    reusable=False,
     finalizer="processing.finalizers.publish_artifacts",
     endpoint="test-echo",
 )
