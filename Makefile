@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test lint install system-packages system-packages-test stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library
+.PHONY: run test lint install system-packages system-packages-test stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library soak
 
 $(PY):
 	"$$(scripts/find_python.sh)" -m venv $(VENV)
@@ -52,6 +52,9 @@ bench-office: install system-packages
 
 bench-library: install
 	$(PY) -m scripts.bench.library
+
+soak: install system-packages
+	$(PY) -m scripts.soak
 
 stop-db: install
 	$(PY) -c "from pathlib import Path; from config.embedded_db import stop; print('stopped' if stop(Path('var/pgdata')) else 'not running')"

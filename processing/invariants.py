@@ -129,7 +129,7 @@ def outbox_not_stuck() -> list[Violation]:
 
 
 def check_all(*, slack: timedelta = timedelta(seconds=60), include_outbox: bool = True) -> list[Violation]:
-    """Every processing promise; library promises are added by their own module when present."""
+    """Every promise of document processing and of the PDF library's hand-off to it."""
     violations = (
         jobs_past_deadlines(slack)
         + terminal_commits_match()
@@ -138,6 +138,31 @@ def check_all(*, slack: timedelta = timedelta(seconds=60), include_outbox: bool 
         + artifact_bytes_intact()
         + unreferenced_blobs(slack)
     )
+    violations += library_versions_handed_off() + library_search_current()
     if include_outbox:
         violations += outbox_not_stuck()
     return violations
+
+
+def library_versions_handed_off(*, since: timedelta = timedelta(days=1)) -> list[Violation]:
+    """Every accepted library version has its indexing job and its ``document.version.accepted`` event."""
+    from workspace import facade as workspace
+
+    versions = workspace.library_versions_since(since=db_now() - since)
+    jobs = set(ProcessingJob.objects.filter(pk__in=[job for _, job in versions]).values_list("pk", flat=True))
+    announced = set(
+        OutboxEvent.objects.filter(kind="document.version.accepted").values_list("payload__version_id", flat=True)
+    )
+    found = [Violation("library_version_without_job", f"version {v}") for v, job in versions if job not in jobs]
+    return found + [
+        Violation("library_version_without_event", f"version {v}") for v, _ in versions if str(v) not in announced
+    ]
+
+
+def library_search_current() -> list[Violation]:
+    """No document serves an older searchable version while its requested version is already indexed."""
+    from workspace import facade as workspace
+
+    return [
+        Violation("library_search_stale", f"document {d}") for d in workspace.library_documents_with_lagging_search()
+    ]

@@ -164,6 +164,14 @@ def retention_apply() -> int:
     return ProcessingJob.objects.filter(pk__in=ids).delete()[0] if ids else 0
 
 
+def outbox_retire() -> int:
+    """Dispatched outbox events are kept for the retention period, for audit and replays, then dropped."""
+    from processing.models import OutboxEvent
+
+    cutoff = db_now() - timedelta(days=limits().retention_days)
+    return OutboxEvent.objects.filter(dispatched_at__lte=cutoff).delete()[0]
+
+
 def blobs_collect() -> int:
     """Delete blobs nothing references once their grace period has passed since last use.
 
@@ -214,6 +222,7 @@ STEPS = [
     ("records_expired", records_expire),
     ("staged_orphans_deleted", staged_orphans_delete),
     ("jobs_retired", retention_apply),
+    ("outbox_events_retired", outbox_retire),
     ("blobs_collected", blobs_collect),
 ]
 

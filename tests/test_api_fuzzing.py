@@ -33,6 +33,10 @@ def fuzz_data(settings, tmp_path):
     job_id = job_submit(actor_id=owner.pk, operation_name="latex.compile.pdf/v1", idempotency_key="seed",
                         project_id=project.pk).job_id  # fmt: skip
     job = build_to_success(job_id)
+    from tests.processing.library.factories import accept
+    from tests.processing.library.pdfs import text_pdf
+
+    document = accept(owner, project, text_pdf(["Fuzzing finds what reading misses."]), key="fuzz-library")
     return {
         "token": bearer_token_for(owner),
         "real": {
@@ -41,6 +45,7 @@ def fuzz_data(settings, tmp_path):
             "job_id": str(job.pk),
             "artifact_id": str(job.artifacts.first().pk),
             "username": owner.username,
+            "document_id": str(document.document_id),
         },
     }
 
@@ -54,8 +59,8 @@ def _public_schema() -> dict:
     return SchemaGenerator().get_schema(request=None, public=True)
 
 
-@schemathesis.serializer("application/vnd.openxmlformats-officedocument.presentationml.presentation")
-def _presentation_bytes(context, value) -> bytes:
+@schemathesis.serializer("application/vnd.openxmlformats-officedocument.presentationml.presentation", "application/pdf")
+def _raw_bytes(context, value) -> bytes:
     return value if isinstance(value, bytes) else str(value).encode()
 
 

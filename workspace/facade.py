@@ -54,6 +54,7 @@ __all__ = [
     "library_document_open",
     "library_document_revision",
     "library_documents_of",
+    "library_documents_with_lagging_search",
     "library_pages_index",
     "library_request_advance",
     "library_search",
@@ -61,6 +62,7 @@ __all__ = [
     "library_title_clean",
     "library_version_insert",
     "library_version_of_job",
+    "library_versions_since",
     "pin_release",
     "project_describe",
     "project_ids_matching",
@@ -261,3 +263,14 @@ def project_ids_matching(*, text: str, limit: int = 500) -> list[uuid.UUID]:
     from workspace.models import Project
 
     return list(Project.objects.filter(name__icontains=text).values_list("pk", flat=True)[:limit])
+
+
+# --- library facts for the invariant checker ---------------------------------------------------------
+def library_versions_since(*, since) -> list[tuple[uuid.UUID, uuid.UUID]]:
+    """(version id, indexing job id) of every version accepted since ``since``."""
+    return library.versions_since(since=since)
+
+
+def library_documents_with_lagging_search() -> list[uuid.UUID]:
+    """Documents whose requested version is indexed while an older one is still the searchable one."""
+    return library.documents_with_lagging_search()

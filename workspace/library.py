@@ -11,9 +11,10 @@ from datetime import datetime
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Exists, F, OuterRef
 
 from workspace.exceptions import LibraryDocumentNotFound
-from workspace.models import LibraryDocument, LibraryVersion, Project
+from workspace.models import LibraryDocument, LibraryPage, LibraryVersion, Project
 
 MAX_TITLE_LENGTH = 200
 # Index text is stored as given, less what PostgreSQL text cannot hold (NUL) and the two
@@ -217,3 +218,19 @@ def searchable_advance(*, document_id: uuid.UUID, version_id: uuid.UUID) -> bool
     with connection.cursor() as cursor:
         cursor.execute(_SEARCHABLE_ADVANCE_SQL, {"document": document_id, "version": version_id})
         return cursor.fetchone() is not None
+
+
+def versions_since(*, since) -> list[tuple[uuid.UUID, uuid.UUID]]:
+    """(version id, indexing job id) of versions accepted since ``since``: for the invariant checker."""
+    return list(LibraryVersion.objects.filter(created_at__gte=since).values_list("pk", "index_job_id"))
+
+
+def documents_with_lagging_search() -> list[uuid.UUID]:
+    """Documents whose requested version is indexed yet another (older) version is the searchable one."""
+    indexed = LibraryPage.objects.filter(version_id=OuterRef("requested_version_id"))
+    return list(
+        LibraryDocument.objects.filter(requested_version__isnull=False)
+        .exclude(searchable_version_id=F("requested_version_id"))
+        .filter(Exists(indexed))
+        .values_list("pk", flat=True)
+    )

@@ -196,7 +196,7 @@ def ingestion() -> tuple[object, list[str]]:
     from tests.processing.library.pdfs import text_pdf
     from tests.processing.worker.executors import SubprocessTestExecutor
 
-    rng = random.Random(7)  # noqa: S311  deterministic bench text
+    rng = random.Random(7)
     texts = [page_text(rng) for _ in range(100)]
     data = text_pdf(texts)
     timings = []
@@ -244,7 +244,7 @@ def search(data: bytes, texts: list[str]) -> None:
     project, index_timings = _documents_with_pages(data, texts, 100)
     report("library_index_ms_100_pages", [statistics.median(index_timings)], unit="ms", n=len(index_timings),
            config="finalizer write: upsert 100 page rows with to_tsvector + searchable advance")  # fmt: skip
-    rng = random.Random(11)  # noqa: S311  deterministic bench queries
+    rng = random.Random(11)
     queries = [rng.choice(WORDS) for _ in range(60)] + [" ".join(rng.sample(WORDS, 2)) for _ in range(60)]
     queries += [f'"{rng.choice(WORDS)} {rng.choice(WORDS)}"' for _ in range(40)] + ["zzzz nothing"] * 40
     p50s, p99s = [], []

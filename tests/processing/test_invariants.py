@@ -98,3 +98,31 @@ def test_the_command_exits_1_and_lists_each_violation(succeeded, capsys):
 def test_the_command_passes_quietly_on_a_healthy_database(succeeded, capsys):
     call_command("processing_check", "--skip-outbox")
     assert "all promises hold" in capsys.readouterr().out
+
+
+@pytest.fixture
+def indexed_version(owner, project):
+    from tests.processing.library.factories import accept
+    from tests.processing.library.ingest import index_to_success
+    from tests.processing.library.pdfs import text_pdf
+
+    accepted = accept(owner, project, text_pdf(["Lighthouses."]), key="library-1")
+    index_to_success(accepted.job_id, ["Lighthouses."])
+    OutboxEvent.objects.update(dispatched_at=timezone.now())
+    return accepted
+
+
+def test_an_indexed_library_version_is_healthy(indexed_version):
+    assert check_all() == []
+
+
+def test_a_library_version_without_its_accepted_event_is_found(indexed_version):
+    OutboxEvent.objects.filter(kind="document.version.accepted").delete()
+    assert "library_version_without_event" in _checks(include_outbox=False)
+
+
+def test_a_document_whose_search_lags_its_indexed_requested_version_is_found(indexed_version):
+    from workspace.models import LibraryDocument
+
+    LibraryDocument.objects.update(searchable_version=None)
+    assert "library_search_stale" in _checks(include_outbox=False)

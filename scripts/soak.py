@@ -1,0 +1,245 @@
+"""`make soak`: Quire under steady load while its parts are killed, then the invariant checker.
+
+Runs in its own database: the web server (gunicorn, 2 workers), two agents (4 slots, test.echo/v1 and
+LaTeX builds), the maintenance loop and the outbox relay to RabbitMQ (or PostgreSQL NOTIFY when
+RabbitMQ is not reachable). Simulated users submit echo jobs steadily and LaTeX builds now and then,
+retrying with the same Idempotency-Key when a request fails. Meanwhile, at random intervals: kill -9
+an agent (and restart it), kill -9 a web worker, restart PostgreSQL, stop and start RabbitMQ. At the
+end the load stops, the reapers drain the system, and ``processing_check`` must pass.
+
+SOAK_MINUTES (default 10), SOAK_SEED (default: time), SOAK_USERS (4), SOAK_ECHO_PER_S (6).
+Exit status 0 only when the checker's verdict is clean and every accepted job is terminal.
+"""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+from scripts.bench.harness import ROOT, bench_database, django_setup, percentile
+from scripts.bench.processes import deployment_write, web_server
+
+MINUTES = float(os.environ.get("SOAK_MINUTES", "10"))
+SEED = int(os.environ.get("SOAK_SEED", str(int(time.time()))))
+USERS = int(os.environ.get("SOAK_USERS", "4"))
+ECHO_PER_S = float(os.environ.get("SOAK_ECHO_PER_S", "6"))
+OPERATIONS = ["test.echo/v1", "latex.compile.pdf/v1"]
+LIMITS = {"lease_seconds": 10, "session_ttl_seconds": 15, "max_attempts": 5, "queued_jobs_global": 100_000,
+          "active_jobs_per_requester": 10_000, "active_jobs_per_project": 10_000, "running_jobs_per_requester": 8,
+          "running_jobs_per_project": 8}  # fmt: skip
+AMQP = os.environ.get("AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/%2F")
+
+
+class Tally:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.counts = Counter()
+        self.jobs: set[str] = set()
+
+    def add(self, key: str, job_id: str | None = None) -> None:
+        with self.lock:
+            self.counts[key] += 1
+            if job_id:
+                self.jobs.add(job_id)
+
+
+def _rabbit_up() -> bool:
+    return subprocess.run(["rabbitmqctl", "-q", "status"], capture_output=True).returncode == 0
+
+
+class Fleet:
+    """The background processes, restartable by name."""
+
+    def __init__(self, url: str, directory: Path, env: dict[str, str]):
+        self.url, self.directory, self.env = url, directory, {**os.environ, **env}
+        self.processes: dict[str, subprocess.Popen] = {}
+
+    def _command(self, name: str) -> list[str]:
+        if name.startswith("agent"):
+            return [sys.executable, "-m", "processing.worker", "--core-url", self.url, "--token-file",
+                    str(self.directory / "worker.token"), "--instance", name, "--slots", "4", "--test-operations",
+                    "--operations", ",".join(OPERATIONS),
+                    "--work-dir", str(self.directory / f"{name}-work")]  # fmt: skip
+        if name == "maintenance":
+            return [sys.executable, "manage.py", "processing_maintain", "--interval", "2"]
+        return [sys.executable, "manage.py", "outbox_relay", "--idle", "0.5"]
+
+    def start(self, name: str) -> None:
+        log = open(self.directory / f"{name}.log", "ab")  # noqa: SIM115  the process owns it until it ends
+        self.processes[name] = subprocess.Popen(self._command(name), cwd=ROOT, env=self.env, stdout=log,
+                                                stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+
+    def kill(self, name: str) -> None:
+        process = self.processes[name]
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+    def stop_all(self) -> None:
+        for process in self.processes.values():
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in self.processes.values():
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+
+
+def _user_loop(url: str, token: str, echo_project: str, latex_project: str, stop: threading.Event, tally: Tally,
+               rng: random.Random) -> None:  # fmt: skip
+    from processing.worker.client import CoreError, CoreUnavailable, HttpCoreClient
+
+    client = HttpCoreClient(url, token, retry_deadline=120)
+    while not stop.is_set():
+        stop.wait(rng.expovariate(ECHO_PER_S / USERS))
+        latex = rng.random() < 0.08
+        key = uuid.uuid4().hex
+        try:
+            if latex:
+                edit = f"% soak {key}\n".encode() + b"\\documentclass{article}\\begin{document}Soak.\\end{document}\n"
+                client._call("PUT", f"/v1/projects/{latex_project}/files/main.tex", body=edit,
+                             headers={"Content-Type": "text/plain"})  # fmt: skip
+            path = f"/v1/projects/{latex_project}/builds" if latex else f"/v1/projects/{echo_project}/test-echo"
+            submit_headers = {"Content-Type": "application/json", "Idempotency-Key": key}
+            headers, body = client._call("POST", path, body=b"{}", headers=submit_headers)
+            tally.add("replayed" if headers.get("Idempotent-Replayed") else "accepted", json.loads(body)["id"])
+        except (CoreError, CoreUnavailable) as exc:
+            tally.add(f"refused:{getattr(exc, 'code', 'unavailable')}")
+
+
+def _chaos(fleet: Fleet, stop: threading.Event, rng: random.Random, log: list[str]) -> None:
+    from config.embedded_db import restart
+
+    actions = ["kill_agent", "kill_web_worker", "restart_postgres", "bounce_rabbitmq"]
+    while not stop.wait(rng.uniform(20, 50)):
+        action = rng.choice(actions)
+        log.append(f"{time.strftime('%H:%M:%S')} {action}")
+        if action == "kill_agent":
+            name = rng.choice(["agent-a", "agent-b"])
+            fleet.kill(name)
+            stop.wait(rng.uniform(1, 5))
+            fleet.start(name)
+        elif action == "kill_web_worker":
+            workers = subprocess.run(["pgrep", "-P", str(fleet.web_master), "-f", "gunicorn"],
+                                     capture_output=True, text=True).stdout.split()  # fmt: skip
+            if workers:
+                os.kill(int(rng.choice(workers)), signal.SIGKILL)  # gunicorn starts a new one
+        elif action == "restart_postgres" and not os.environ.get("BENCH_DATABASE_URL"):
+            restart(ROOT / "var" / "pgdata")
+        elif action == "bounce_rabbitmq" and fleet.env.get("OUTBOX_BROKER_URL", "").startswith("amqp"):
+            subprocess.run(["rabbitmqctl", "-q", "stop_app"], capture_output=True)
+            stop.wait(rng.uniform(3, 12))
+            subprocess.run(["rabbitmqctl", "-q", "start_app"], capture_output=True)
+
+
+def _drained(job_ids: set[str], timeout: float) -> bool:
+    from django.db import connection
+
+    from processing.models import OutboxEvent, ProcessingJob
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            busy = ProcessingJob.objects.filter(pk__in=job_ids).active().exists()
+            pending = OutboxEvent.objects.filter(dispatched_at__isnull=True).exists()
+            if not busy and not pending:
+                return True
+        except Exception:  # the database may be coming back from a restart
+            connection.close()
+        time.sleep(1)
+    return False
+
+
+def _report(tally: Tally, chaos_log: list[str], drained: bool, verdict: subprocess.CompletedProcess) -> bool:
+    from django.db.models import Count
+
+    from processing.models import AttemptState, ProcessingAttempt, ProcessingJob
+
+    jobs = ProcessingJob.objects.filter(pk__in=tally.jobs)
+    states = dict(jobs.values_list("state").annotate(n=Count("pk")).order_by())
+    failures = dict(jobs.filter(state="failed").values_list("failure_class").annotate(n=Count("pk")).order_by())
+    finished = jobs.filter(state="succeeded").values_list("created_at", "completed_at")
+    latencies = [(done - created).total_seconds() * 1000 for created, done in finished]
+    lost = ProcessingAttempt.objects.filter(job__in=jobs, state=AttemptState.LOST).count()
+    retried = jobs.filter(attempt_count__gt=1).count()
+    clean = drained and verdict.returncode == 0
+    print(f"\nSoak report (seed {SEED}, {MINUTES:g} min)")
+    print(f"  chaos events            {len(chaos_log)}: " + ", ".join(line.split()[1] for line in chaos_log))
+    print(f"  jobs accepted           {len(tally.jobs)}")
+    print(f"  by state                {states}")
+    print(f"  failed by class         {failures}")
+    print(f"  retried (>1 attempt)    {retried}")
+    print(f"  lost leases             {lost}")
+    print(f"  duplicates prevented    {tally.counts['replayed']} (idempotent replays)")
+    print(f"  refused submissions     {sum(v for k, v in tally.counts.items() if k.startswith('refused'))}")
+    print(
+        f"  end-to-end latency      p50 {percentile(latencies, 0.5):.0f} ms, p99 {percentile(latencies, 0.99):.0f} ms"
+    )
+    print(f"  drained                 {drained}")
+    print(f"  checker verdict         {'clean' if verdict.returncode == 0 else 'VIOLATIONS'}")
+    print("  " + verdict.stdout.strip().replace("\n", "\n  "))
+    return clean
+
+
+def main() -> int:
+    rng = random.Random(SEED)
+    with bench_database("quire_soak") as database_url, tempfile.TemporaryDirectory() as temporary:
+        directory = Path(temporary)
+        deployment = str(deployment_write(directory, operations=OPERATIONS, limits=LIMITS))
+        broker = AMQP if _rabbit_up() else ""
+        env = {"QUIRE_DEPLOYMENT_FILE": deployment, "QUIRE_TEST_OPERATIONS": "true", "DEBUG": "false",
+               "QUIRE_LOG_LEVEL": "WARNING", "OFFICE_WARM_ON_START": "false", "OUTBOX_BROKER_URL": broker,
+               "QUIRE_STORAGE_DIR": str(directory / "storage")}  # fmt: skip
+        os.environ.update(env)
+        django_setup()
+        from django.contrib.auth import get_user_model
+
+        from access.services import token_create
+        from workspace import services as workspace
+
+        with web_server(env, workers=2, log=directory / "web.log") as url:
+            fleet = Fleet(url, directory, env)
+            fleet.web_master = int(subprocess.run(["pgrep", "-f", "-o", "config.asgi:application"],
+                                                  capture_output=True, text=True).stdout.split()[0])  # fmt: skip
+            for name in ("agent-a", "agent-b", "maintenance", "relay"):
+                fleet.start(name)
+            tally, stop, chaos_log = Tally(), threading.Event(), []
+            users = []
+            for index in range(USERS):
+                user = get_user_model().objects.create_user(username=f"soak{index}", password="x" * 12)
+                echo = workspace.project_create(actor_id=user.pk, name="echo", project_type="latex", starter=True)
+                latex = workspace.project_create(actor_id=user.pk, name="paper", project_type="latex", starter=True)
+                token = token_create(user_id=user.pk, name="soak")[1]
+                arguments = (url, token, str(echo.pk), str(latex.pk), stop, tally, random.Random(rng.random()))
+                users.append(threading.Thread(target=_user_loop, args=arguments))
+            chaos = threading.Thread(target=_chaos, args=(fleet, stop, random.Random(rng.random()), chaos_log))
+            print(f"Soaking for {MINUTES:g} min (seed {SEED}, broker {'RabbitMQ' if broker else 'NOTIFY'})", flush=True)
+            for thread in [*users, chaos]:
+                thread.start()
+            time.sleep(MINUTES * 60)
+            stop.set()
+            for thread in [*users, chaos]:
+                thread.join()
+            subprocess.run(["rabbitmqctl", "-q", "start_app"], capture_output=True)
+            for name in ("agent-a", "agent-b"):
+                if fleet.processes[name].poll() is not None:
+                    fleet.start(name)
+            drained = _drained(tally.jobs, timeout=300)
+            verdict = subprocess.run([sys.executable, "manage.py", "processing_check", "--slack", "30"], cwd=ROOT,
+                                     env={**os.environ, "DATABASE_URL": database_url}, capture_output=True,
+                                     text=True)  # fmt: skip
+            fleet.stop_all()
+            return 0 if _report(tally, chaos_log, drained, verdict) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
