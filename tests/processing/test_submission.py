@@ -183,3 +183,33 @@ def test_fifty_concurrent_submissions_with_one_key_make_one_job(api_client_for, 
     assert len({job_id for _, job_id in results}) == 1
     assert sorted(status for status, _ in results).count(202) == 1
     assert ProcessingJob.objects.filter(project_id=project.pk).count() == 1
+
+
+def test_a_failed_preparation_releases_its_pin_and_fails_the_job(owner_client, project, monkeypatch):
+    from processing import capture
+    from workspace.models import SnapshotPin
+
+    def storage_outage(*, snapshot):
+        raise OSError("storage is unreachable")
+        yield  # a generator, like the real one
+
+    monkeypatch.setattr(capture.workspace, "snapshot_contents", storage_outage)
+
+    response = submit_build(owner_client, project, key="doomed")
+
+    assert response.status_code == 202
+    body = response.json()
+    assert body["state"] == "failed" and body["failure"]["class"] == "transient_infrastructure"
+    assert not SnapshotPin.objects.exists()
+
+
+def test_a_project_deleted_during_preparation_fails_the_job_as_invalid_input(owner_client, project, monkeypatch):
+    from processing import capture
+
+    def project_gone(*, project_id):
+        raise capture.workspace.WorkspaceError("The project is gone.")
+
+    monkeypatch.setattr(capture.workspace, "snapshot_freeze", project_gone)
+    body = submit_build(owner_client, project, key="gone").json()
+
+    assert body["state"] == "failed" and body["failure"]["class"] == "invalid_input"

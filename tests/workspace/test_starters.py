@@ -1,0 +1,37 @@
+"""The starter templates a new project begins with compile (LaTeX through the real sandbox, Typst in-process)."""
+
+import threading
+
+import typst
+
+from workspace.starters import STARTERS
+
+
+def test_the_typst_starter_compiles(tmp_path):
+    (tmp_path / "main.typ").write_text(STARTERS["typst"]["main.typ"])
+    pdf = typst.compile(str(tmp_path / "main.typ"))
+    assert pdf.startswith(b"%PDF")
+
+
+def test_the_latex_starter_compiles(tmp_path):
+    import hashlib
+    import json
+
+    from processing.worker.contracts import Limits
+    from processing.worker.processors.latex import LatexProcessor
+    from processing.worker.sandbox import BwrapExecutor
+
+    source = STARTERS["latex"]["main.tex"].encode()
+    (tmp_path / "input" / "files").mkdir(parents=True)
+    (tmp_path / "input" / "files" / "main.tex").write_bytes(source)
+    manifest = {"schema": "project-bundle/v1", "project_type": "latex", "entry_path": "main.tex",
+                "settings": {"compiler": "pdflatex"}, "workspace_version": "1", "content_generation": 1,
+                "source_epoch": 1_700_000_000, "files": [{"path": "main.tex", "kind": "text", "length": len(source),
+                                                           "sha256": hashlib.sha256(source).hexdigest()}]}  # fmt: skip
+    (tmp_path / "input" / "manifest.json").write_text(json.dumps(manifest))
+    (tmp_path / "output").mkdir()
+    result = LatexProcessor().run(
+        input_dir=tmp_path / "input", output_dir=tmp_path / "output", request={}, limits=Limits(wall_seconds=60),
+        cancel=threading.Event(), executor=BwrapExecutor(),
+    )  # fmt: skip
+    assert next(o for o in result.outputs if o.role == "pdf").path.read_bytes().startswith(b"%PDF")
