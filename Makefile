@@ -35,6 +35,12 @@ test: install system-packages-test lint
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# Every benchmark once with small sizes (a few minutes); each bench-* target alone uses the issue's sizes.
+bench: install system-packages
+	BENCH_N=$${BENCH_N:-100} BENCH_REPS=$${BENCH_REPS:-1} BENCH_DEPTHS=$${BENCH_DEPTHS:-1000,100000} \
+	BENCH_SECONDS=$${BENCH_SECONDS:-5} $(MAKE) --no-print-directory bench-submit bench-queue bench-latex \
+	bench-load bench-library bench-office
+
 bench-queue: install
 	$(PY) -m scripts.bench.queue
 

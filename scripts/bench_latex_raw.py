@@ -28,20 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from processing.worker.contracts import Executor, Limits
 from processing.worker.processors.latex import LatexProcessor
 from processing.worker.sandbox import BwrapExecutor, LocalExecutor
+from workspace.starters import LATEX_MAIN
 
-STARTER_DOCUMENT = r"""\documentclass[11pt]{article}
-\usepackage[T1]{fontenc}
-\usepackage{lmodern}
-\title{A Quire project}
-\author{Quire}
-\date{}
-\begin{document}
-\maketitle
-\section{Hello}
-This document was built by Quire from a frozen snapshot of the project.
-Edit \texttt{main.tex}, then choose \emph{Build PDF}.
-\end{document}
-"""
+STARTER_DOCUMENT = LATEX_MAIN  # the demo project every new LaTeX project starts from
 PARAGRAPH = (
     "Quire keeps every project in a frozen snapshot, builds it in a sandbox of its own and "
     "publishes the result only once Core has checked it. "

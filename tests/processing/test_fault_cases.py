@@ -18,6 +18,7 @@ from processing.maintenance import leases_expire, sweep
 from processing.models import AttemptState, JobState, ProcessingAttempt, ProcessingJob, TerminalCommit
 from processing.submission import job_submit
 from tests.factories import ProjectFactory
+from tests.processing.concurrency import run_together
 from tests.processing.factories import WorkerSessionFactory
 from tests.processing.lifecycle import stage
 
@@ -54,26 +55,6 @@ def _deliver(claim):
     stage(claim, "echo", "application/octet-stream", "echo.json", b"{}")
     job_id, token = delivery_accept(claim_id=claim.claim_id, diagnostics=Diagnostics())
     return job_finalize(job_id=job_id, token=token)
-
-
-def _threads(*targets):
-    start, errors = threading.Barrier(len(targets)), []
-
-    def run(target):
-        try:
-            start.wait()
-            target()
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(target,)) for target in targets]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return errors
 
 
 def test_an_older_attempt_failing_after_a_newer_one_finished_changes_nothing(owner):
@@ -132,7 +113,7 @@ def test_two_reapers_at_once_make_no_double_transitions(owner):
     for _ in jobs:
         _expire(_claim(session))
 
-    assert not _threads(sweep, sweep)
+    assert not run_together(sweep, sweep)
 
     for job_id in jobs:
         job = ProcessingJob.objects.get(pk=job_id)
@@ -156,7 +137,7 @@ def test_cancel_racing_delivery_ends_in_exactly_one_outcome(owner):
         def cancel(job_id=job_id):
             job_cancel(actor_id=owner.pk, job_id=job_id)
 
-        assert not _threads(deliver, cancel)
+        assert not run_together(deliver, cancel)
         job = ProcessingJob.objects.get(pk=job_id)
         if job.state == JobState.CANCELLED:
             assert job.artifacts.count() == 0 and job.attempts.get().state == AttemptState.CANCELLED
@@ -174,7 +155,7 @@ def test_cancel_racing_the_reapers_rescue_always_ends_cancelled(owner):
         job_id = _job(owner, f"cancel-reaper-{round_number}")
         _expire(_claim(session))
 
-        assert not _threads(leases_expire, lambda job_id=job_id: job_cancel(actor_id=owner.pk, job_id=job_id))
+        assert not run_together(leases_expire, lambda job_id=job_id: job_cancel(actor_id=owner.pk, job_id=job_id))
 
         job = ProcessingJob.objects.get(pk=job_id)
         if job.state == JobState.RUNNING:  # cancel came first and became a request; the reaper ran before it

@@ -3,12 +3,12 @@
 import threading
 
 import pytest
-from django.db import connection
 
 from processing.cancellation import job_cancel
 from processing.claims import claim_acquire
 from processing.models import JobState, ProcessingAttempt, ProcessingJob
 from tests.factories import ProjectFactory
+from tests.processing.concurrency import run_together
 from tests.processing.conftest import submit_build
 from tests.processing.factories import WorkerSessionFactory
 
@@ -17,24 +17,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 LATEX = "latex.compile.pdf/v1"
 
 
-def _in_threads(*targets):
-    start = threading.Barrier(len(targets))
-    errors: list[BaseException] = []
-
-    def run(target):
-        try:
-            start.wait()
-            target()
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(target,)) for target in targets]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+def run_together_checked(*targets):
+    errors = run_together(*targets)
     assert not errors, errors
 
 
@@ -52,7 +36,7 @@ def test_cancelling_a_queued_job_races_a_claim_with_one_winner(api_client_for, o
     seen = set()
     for round_number in range(30):
         job_id = submit_build(client, project, key=f"round-{round_number}").json()["id"]
-        _in_threads(
+        run_together_checked(
             lambda: claim_acquire(session_id=session.pk, offers={LATEX: 1}),
             lambda job_id=job_id: job_cancel(actor_id=owner.pk, job_id=job_id),
         )
@@ -76,7 +60,7 @@ def test_one_registered_slot_never_yields_two_concurrent_claims(api_client_for, 
     session = WorkerSessionFactory(processors={LATEX: 1})
     claims = []
 
-    _in_threads(*[lambda: claims.append(claim_acquire(session_id=session.pk, offers={LATEX: 1}))] * 4)
+    run_together_checked(*[lambda: claims.append(claim_acquire(session_id=session.pk, offers={LATEX: 1}))] * 4)
 
     assert len([claim for claim in claims if claim is not None]) == 1
 
@@ -100,7 +84,7 @@ def test_concurrent_claimers_never_share_a_job(api_client_for, owner, configure_
                 with lock:
                     claims.append(claim)
 
-    _in_threads(*[lambda s=session: claim_all(s) for session in sessions])
+    run_together_checked(*[lambda s=session: claim_all(s) for session in sessions])
 
     assert len(claims) == 12
     assert len({claim.job_id for claim in claims}) == 12
@@ -128,7 +112,7 @@ def test_concurrent_claimers_respect_the_requesters_running_limit(api_client_for
             with lock:
                 claims.append(claim)
 
-    _in_threads(*[lambda s=session: claim_all(s) for session in sessions])
+    run_together_checked(*[lambda s=session: claim_all(s) for session in sessions])
 
     running = ProcessingJob.objects.filter(state=JobState.RUNNING)
     assert running.filter(requester_id=owner.pk).count() == 2

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pypdf
 
+from workspace.starters import LATEX_MAIN
+
 SOURCE_EPOCH = 1_700_000_000
 
 
@@ -81,16 +83,4 @@ def _kind(path: str) -> str:
     return "document" if path.endswith((".tex", ".bib", ".sty", ".cls")) else "asset"
 
 
-STARTER_DOCUMENT = r"""\documentclass[11pt]{article}
-\usepackage[T1]{fontenc}
-\usepackage{lmodern}
-\title{A Quire project}
-\author{Quire}
-\date{}
-\begin{document}
-\maketitle
-\section{Hello}
-This document was built by Quire from a frozen snapshot of the project.
-Edit \texttt{main.tex}, then choose \emph{Build PDF}.
-\end{document}
-"""
+STARTER_DOCUMENT = LATEX_MAIN  # the demo project every new LaTeX project starts from
