@@ -10,6 +10,8 @@ A claim costs a handful of round trips: capacity, candidate, limit recheck,
 attempt insert, job update, commit.
 """
 
+import dataclasses
+import json
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -166,6 +168,8 @@ def _next_candidate(operations: list[str], now: datetime, limit: Limits) -> _Can
         if row is None:
             return None
         candidate = _Candidate(*row)
+        if isinstance(candidate.options, str):  # a raw cursor hands jsonb back as text
+            candidate = dataclasses.replace(candidate, options=json.loads(candidate.options))
         if not _running_limit_reached(candidate, limit):
             return candidate
         excluded.append(candidate.job_id)

@@ -179,8 +179,6 @@ def pickup(directory: Path, source, n: int) -> None:
                 received.put(time.perf_counter())
                 client.fail(claim_id=claim["claim_id"], failure_class="processor_rejected", code="bench",
                             message="pickup only", diagnostics={})  # fmt: skip
-                if claim["request"].get("options", {}).get("last"):
-                    return
 
         threading.Thread(target=idle_agent, daemon=True).start()
         time.sleep(1.0)

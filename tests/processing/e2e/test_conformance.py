@@ -85,6 +85,7 @@ def test_the_worker_protocol_end_to_end(owner, author, worker):
     assert replay_raw == claim_raw
     claim = claimed["claim"]
     assert ProcessingAttempt.objects.filter(job_id=job["id"]).count() == 1
+    assert claim["request"]["options"] == {} and claim["request"]["input_schema"] == "project-bundle/v1"
 
     # The input download matches the claim's size and digest.
     download = claim["input"]["download"]
