@@ -11,6 +11,7 @@ from pathlib import Path
 from processing.worker.agent import AgentSettings, WorkerAgent
 from processing.worker.client import HttpCoreClient
 from processing.worker.discovery import processors_available
+from processing.worker.structured_logging import StructuredFormatter
 
 
 def parser() -> argparse.ArgumentParser:
@@ -45,10 +46,9 @@ def executor_for(name: str, *, allow_unsandboxed: bool):
 
 def run(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    logging.basicConfig(
-        level=os.environ.get("QUIRE_LOG_LEVEL", "INFO"),
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-    )
+    handler = logging.StreamHandler()
+    handler.setFormatter(StructuredFormatter())  # the same key=value lines as Core's, with correlation fields
+    logging.basicConfig(level=os.environ.get("QUIRE_LOG_LEVEL", "INFO"), handlers=[handler])
     wanted = set(args.operations.split(",")) if args.operations else None
     processors = processors_available(wanted=wanted, test_operations=args.test_operations)
     if not processors:
