@@ -17,7 +17,6 @@ import random
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -159,6 +158,26 @@ def _drained(job_ids: set[str], timeout: float) -> bool:
     return False
 
 
+def _diagnose(fleet: "Fleet", tally: Tally) -> None:
+    """When the system did not drain: which processes died, what is stuck, and the logs' last lines."""
+    from django.db.models import Count
+
+    from processing.models import AttemptState, ProcessingAttempt, ProcessingJob
+
+    for name, process in fleet.processes.items():
+        print(f"  process {name:<12} {'alive' if process.poll() is None else f'exited {process.returncode}'}")
+    stuck = ProcessingJob.objects.filter(pk__in=tally.jobs).active()
+    print(f"  stuck by state/operation {list(stuck.values_list('state', 'operation').annotate(n=Count('pk')))}")
+    running = ProcessingAttempt.objects.filter(state=AttemptState.RUNNING).select_related("session")
+    for attempt in running[:10]:
+        print(f"  running attempt {attempt.job_id} #{attempt.number} lease {attempt.lease_expires_at} "
+              f"session {attempt.session.instance if attempt.session else None}")  # fmt: skip
+    for log in sorted(fleet.directory.glob("*.log")):
+        print(f"  --- {log.name} (last lines)")
+        for line in log.read_text(errors="replace").splitlines()[-8:]:
+            print(f"    {line[:200]}")
+
+
 def _report(tally: Tally, chaos_log: list[str], drained: bool, verdict: subprocess.CompletedProcess) -> bool:
     from django.db.models import Count
 
@@ -192,8 +211,10 @@ def _report(tally: Tally, chaos_log: list[str], drained: bool, verdict: subproce
 
 def main() -> int:
     rng = random.Random(SEED)
-    with bench_database("quire_soak") as database_url, tempfile.TemporaryDirectory() as temporary:
-        directory = Path(temporary)
+    directory = ROOT / "var" / "soak" / f"{time.strftime('%Y%m%d-%H%M%S')}-seed{SEED}"
+    directory.mkdir(parents=True)
+    print(f"Logs in {directory}")
+    with bench_database("quire_soak") as database_url:
         deployment = str(deployment_write(directory, operations=OPERATIONS, limits=LIMITS))
         broker = AMQP if _rabbit_up() else ""
         env = {"QUIRE_DEPLOYMENT_FILE": deployment, "QUIRE_TEST_OPERATIONS": "true", "DEBUG": "false",
@@ -233,10 +254,12 @@ def main() -> int:
             for name in ("agent-a", "agent-b"):
                 if fleet.processes[name].poll() is not None:
                     fleet.start(name)
-            drained = _drained(tally.jobs, timeout=300)
+            drained = _drained(tally.jobs, timeout=float(os.environ.get("SOAK_DRAIN_SECONDS", "300")))
             verdict = subprocess.run([sys.executable, "manage.py", "processing_check", "--slack", "30"], cwd=ROOT,
                                      env={**os.environ, "DATABASE_URL": database_url}, capture_output=True,
                                      text=True)  # fmt: skip
+            if not drained:
+                _diagnose(fleet, tally)
             fleet.stop_all()
             return 0 if _report(tally, chaos_log, drained, verdict) else 1
 

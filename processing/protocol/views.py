@@ -12,12 +12,12 @@ from rest_framework.views import APIView
 from config.http.bodies import raw_body
 from config.http.openapi import error
 from config.http.parsers import RawBodyParser, loads_strict
-from processing.claims import Claim, claim_acquire
+from processing.claims import Claim, claim_acquire, db_now
 from processing.configuration import limits
 from processing.delivery import Diagnostics, attempt_fail, attempt_release, delivery_accept
-from processing.exceptions import ClaimLost, ProtocolInvalid
+from processing.exceptions import ClaimLost, ProtocolInvalid, SessionGone
 from processing.finalization import job_finalize
-from processing.models import AttemptState, ProcessingAttempt
+from processing.models import AttemptState, ProcessingAttempt, SessionState
 from processing.operations import operation_get
 from processing.protocol import serializers as s
 from processing.protocol import tickets
@@ -149,6 +149,9 @@ class AcquireApi(WorkerApi):
     def post(self, request, session_id: uuid.UUID):
         def handle(data):
             session = session_of(self.identity(request), session_id)
+            lapsed = session.state == SessionState.ACTIVE and session.expires_at <= db_now()
+            if lapsed or session.state in (SessionState.EXPIRED, SessionState.CLOSED):
+                raise SessionGone()  # the agent must register again; silence here would starve it
             offers = {offer["operation"]: offer["permits"] for offer in data["offers"]}
             registered = dict(session.processors.values_list("operation", "slots"))
             invalid = {op: n for op, n in offers.items() if op not in registered or n > registered[op]}

@@ -139,17 +139,27 @@ class WorkerAgent:
 
     # --- heartbeats ------------------------------------------------------------------------------
     def _heartbeat_loop(self) -> None:
+        # This thread keeps the session and every claim alive: nothing may end it but the process.
         while True:
             time.sleep(self.heartbeat_seconds)
             try:
-                self.client.session_heartbeat(session_id=self.session_id, health=dict.fromkeys(self.processors, True))
-            except CoreError as exc:
-                if exc.code in ("session_gone", "session_not_found") and not self.draining.is_set():
-                    self._register()
-            except CoreUnavailable:
-                logger.error("core unreachable for heartbeats")
+                self._session_heartbeat()
+            except Exception:
+                logger.exception("session heartbeat failed; trying again next beat")
             for active in list(self.active.values()):
-                self._claim_heartbeat(active)
+                try:
+                    self._claim_heartbeat(active)
+                except Exception:
+                    logger.exception("claim heartbeat failed", extra={"claim": active.claim_id})
+
+    def _session_heartbeat(self) -> None:
+        try:
+            self.client.session_heartbeat(session_id=self.session_id, health=dict.fromkeys(self.processors, True))
+        except CoreError as exc:
+            if exc.code in ("session_gone", "session_not_found") and not self.draining.is_set():
+                self._register()
+        except CoreUnavailable:
+            logger.error("core unreachable for heartbeats")
 
     def _claim_heartbeat(self, active: ActiveClaim) -> None:
         try:

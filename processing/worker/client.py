@@ -71,11 +71,18 @@ class HttpCoreClient:
         self._local.conn = None
 
     def _exchange(self, method: str, path: str, body: bytes | None, headers: dict, timeout: float):
+        reused = getattr(self._local, "conn", None) is not None
         conn = self._connection(timeout)
         try:
             conn.request(method, path, body=body, headers={"Authorization": f"Bearer {self._token}", **headers})
             response = conn.getresponse()
             return response.status, dict(response.getheaders()), response.read()
+        except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+            self._reset()
+            if not reused:
+                raise
+            # The server closed an idle keep-alive connection: send once more on a fresh one.
+            return self._exchange(method, path, body, headers, timeout)
         except (OSError, http.client.HTTPException):
             self._reset()
             raise

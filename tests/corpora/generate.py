@@ -6,12 +6,15 @@ Each file's expected refusal lives in ``expectations.json`` beside it; ``tests/t
 replays every file through the component that must refuse it.
 """
 
+import datetime
 import io
 import json
 import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# pypdf draws a fresh file identifier for every encrypted file it writes.
+NOT_REPRODUCIBLE = frozenset({"pdf/encrypted.pdf"})
 FIXED = (1980, 1, 1, 0, 0, 0)
 CT_MAIN = "application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml"
 CONTENT_TYPES = (
@@ -96,13 +99,49 @@ def bundle_corpus() -> dict[str, tuple[bytes, str]]:
     }
 
 
+def _pdf(pages: int, *, password: str | None = None) -> bytes:
+    from pypdf import PdfWriter
+
+    writer = PdfWriter()
+    for _ in range(pages):
+        writer.add_blank_page(width=72, height=72)
+    writer.add_metadata({"/Producer": "Quire corpus", "/CreationDate": "D:20000101000000Z"})
+    if password:
+        writer.encrypt(user_password=password, owner_password=password, algorithm="RC4-128")
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
 def pdf_corpus() -> dict[str, tuple[bytes, str]]:
     header = b"%PDF-1.7\n"
     return {
-        "truncated.pdf": (header + b"1 0 obj\n<< /Type /Catalog /Pages 2 0 R", "refused"),
-        "not-a-pdf.pdf": (b"\x89PNG\r\n\x1a\n not a pdf at all", "refused"),
-        "empty.pdf": (b"", "refused"),
+        "truncated.pdf": (header + b"1 0 obj\n<< /Type /Catalog /Pages 2 0 R", "400 pdf_unreadable"),
+        "not-a-pdf.pdf": (b"\x89PNG\r\n\x1a\n not a pdf at all", "400 not_a_pdf"),
+        "empty.pdf": (b"", "400 not_a_pdf"),
+        "encrypted.pdf": (_pdf(1, password="secret"), "400 pdf_encrypted"),
+        "huge-page-count.pdf": (_pdf(5000), "processor truncated"),
     }
+
+
+def office_corpus() -> dict[str, tuple[bytes, str]]:
+    """A document LibreOffice takes far longer than a preview may: killed at the timeout."""
+    import docx
+
+    document = docx.Document()
+    for index in range(60_000):
+        document.add_paragraph(f"Paragraph {index} keeps the layout engine busy for a long, long while.")
+    fixed = datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC)
+    document.core_properties.created = document.core_properties.modified = fixed
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return {"slow-to-lay-out.docx": (_zip_normalized(buffer.getvalue()), "conversion_timed_out")}
+
+
+def _zip_normalized(data: bytes) -> bytes:
+    """Rewrite a zip with fixed timestamps so the corpus stays byte-for-byte reproducible."""
+    source = zipfile.ZipFile(io.BytesIO(data))
+    return _zip({info.filename: source.read(info.filename) for info in source.infolist()})
 
 
 def tex_corpus() -> dict[str, tuple[bytes, str]]:
@@ -169,7 +208,8 @@ def main() -> None:
     expectations = {}
     http = {name: (data, expected) for name, (data, expected) in HTTP_CORPUS.items()}
     for folder, corpus in (("pptx", pptx_corpus()), ("bundles", bundle_corpus()), ("pdf", pdf_corpus()),
-                           ("tex", tex_corpus()), ("yjs", yjs_corpus()), ("http", http)):  # fmt: skip
+                           ("tex", tex_corpus()), ("yjs", yjs_corpus()), ("http", http),
+                           ("office", office_corpus())):  # fmt: skip
         (HERE / folder).mkdir(exist_ok=True)
         for name, (data, expected) in corpus.items():
             (HERE / folder / name).write_bytes(data)

@@ -224,3 +224,21 @@ def test_an_upload_ticket_cannot_download_and_a_download_ticket_cannot_upload(cl
     response = worker_client().generic("PUT", download["url"], b"x", content_type="application/octet-stream",
                                        HTTP_X_QUIRE_TRANSFER_SECRET=download["secret"])  # fmt: skip
     assert response.status_code == 403
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("lapse", ["expired_state", "past_its_expiry"])
+def test_acquiring_on_a_session_that_lapsed_says_session_gone(lapse):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    session_id = register()
+    if lapse == "expired_state":
+        WorkerSession.objects.filter(pk=session_id).update(state="expired")
+    else:
+        WorkerSession.objects.filter(pk=session_id).update(expires_at=timezone.now() - timedelta(seconds=1))
+    response = post(worker_client(), f"sessions/{session_id}/acquire",
+                    {"offers": [{"operation": ECHO, "permits": 1}], "wait_seconds": 0})  # fmt: skip
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "session_gone"
