@@ -8,8 +8,10 @@ DEFAULT_TEST_OPERATIONS = ("latex.compile.pdf/v1", "pdf.index.text/v1", "test.ec
 
 
 @pytest.fixture(autouse=True)
-def _isolated_storage(settings, tmp_path):
+def _isolated_storage_and_deployment(settings, tmp_path):
+    """No test sees ``var/`` of the checkout: a deployment is only what the test itself configures."""
     settings.QUIRE_STORAGE_DIR = str(tmp_path / "storage")
+    settings.QUIRE_DEPLOYMENT_FILE = str(tmp_path / "no-deployment.toml")
 
 
 @pytest.fixture
@@ -44,9 +46,13 @@ def live_quire(django_db_setup, django_db_blocker, tmp_path_factory):
     """URL of a real gunicorn/uvicorn Quire on the test database (use with transactional tests)."""
     from tests.live_server import quire_server
 
-    storage = tmp_path_factory.mktemp("live") / "storage"
+    root = tmp_path_factory.mktemp("live")
+    storage = root / "storage"
     storage.mkdir()
-    with django_db_blocker.unblock(), quire_server(storage_dir=storage) as url:
+    deployment = root / "deployment.toml"
+    deployment.write_text(deployment_toml(operations=list(DEFAULT_TEST_OPERATIONS)))
+    environment = {"QUIRE_DEPLOYMENT_FILE": str(deployment)}
+    with django_db_blocker.unblock(), quire_server(storage_dir=storage, extra_env=environment) as url:
         yield url
 
 

@@ -217,7 +217,8 @@ def test_the_corpora_are_what_the_generator_writes(tmp_path, monkeypatch):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", [n for n in corpus("pdf") if EXPECTED[n].startswith("400")])
-def test_hostile_pdfs_are_refused_by_the_library_and_store_nothing(owner_client, project, name):
+def test_hostile_pdfs_are_refused_by_the_library_and_store_nothing(owner_client, project, configure_deployment, name):
+    configure_deployment()
     from processing.models import ProcessingJob
     from workspace.models import LibraryDocument
 
