@@ -24,6 +24,13 @@ class UserNotFound(AccessError):
     status_code = 400
 
 
+class InvalidRole(AccessError):
+    """That is not a project role."""
+
+    code = "invalid_role"
+    status_code = 400
+
+
 class LastOwner(AccessError):
     """A project must keep at least one owner."""
 

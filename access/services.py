@@ -1,11 +1,18 @@
 import uuid
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from access import selectors
-from access.exceptions import ActionForbidden, LastOwner, MemberNotFound, ProjectNotFound, UserNotFound
+from access.exceptions import (
+    ActionForbidden,
+    InvalidRole,
+    LastOwner,
+    MemberNotFound,
+    ProjectNotFound,
+    UserNotFound,
+)
 from access.models import ApiToken, Permission, ProjectGrant, Role
 from access.tokens import token_generate
 
@@ -28,9 +35,18 @@ def grant_owner(*, project_id: uuid.UUID, user_id: int) -> None:
 def member_set(*, actor_id: int, project_id: uuid.UUID, username: str, role: str) -> tuple[ProjectGrant, bool]:
     """Grant or change a member's role; returns the grant and whether it is new."""
     permission_require(user_id=actor_id, project_id=project_id, permission=Permission.MANAGE_MEMBERS)
+    if role not in Role.values:
+        raise InvalidRole(details={"role": role, "allowed": list(Role.values)})
     user = selectors.user_by_username(username)
     if user is None:
         raise UserNotFound(details={"username": username})
+    try:
+        return _grant_or_change(project_id=project_id, user=user, role=role)
+    except IntegrityError:  # the same member was added concurrently; that grant now exists and is changed
+        return _grant_or_change(project_id=project_id, user=user, role=role)
+
+
+def _grant_or_change(*, project_id: uuid.UUID, user, role: str) -> tuple[ProjectGrant, bool]:
     with transaction.atomic():
         grants = list(ProjectGrant.objects.select_for_update().filter(project_id=project_id))
         existing = next((grant for grant in grants if grant.user_id == user.pk), None)
@@ -46,7 +62,9 @@ def member_set(*, actor_id: int, project_id: uuid.UUID, username: str, role: str
 def member_remove(*, actor_id: int, project_id: uuid.UUID, username: str) -> None:
     permission_require(user_id=actor_id, project_id=project_id, permission=Permission.MANAGE_MEMBERS)
     with transaction.atomic():
-        grants = list(ProjectGrant.objects.select_for_update().filter(project_id=project_id).select_related("user"))
+        grants = list(
+            ProjectGrant.objects.select_for_update(of=("self",)).filter(project_id=project_id).select_related("user")
+        )
         target = next((grant for grant in grants if grant.user.username == username), None)
         if target is None:
             raise MemberNotFound(details={"username": username})

@@ -129,9 +129,9 @@ WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 
 # Request bodies are read by the views that accept them, each against its own
-# limit (64 MiB for an asset), so Django's blanket cap sits just above the largest.
-DATA_UPLOAD_MAX_MEMORY_SIZE = 65 * 1024 * 1024
-FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
+# limit; Django's blanket cap is the edge's (QUIRE_MAX_REQUEST_BYTES, below), so
+# an operator who raises an endpoint's limit is not silently capped lower here.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 65 * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 1000
 
 REST_FRAMEWORK = {
@@ -172,6 +172,7 @@ QUIRE_METRICS_PUBLIC = env("QUIRE_METRICS_PUBLIC")
 QUIRE_TEST_OPERATIONS = env.bool("QUIRE_TEST_OPERATIONS", default=False)
 # No endpoint accepts more (the largest is a staged artifact); a bigger declared body is refused unread.
 QUIRE_MAX_REQUEST_BYTES = env.int("QUIRE_MAX_REQUEST_BYTES", default=160 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = QUIRE_MAX_REQUEST_BYTES
 
 OFFICE_SLOTS = env("OFFICE_SLOTS")
 OFFICE_CONVERSION_TIMEOUT_SECONDS = env("OFFICE_CONVERSION_TIMEOUT_SECONDS")

@@ -197,6 +197,16 @@ def settings_validate(project_type: str, entry_path: str, compiler: str) -> tupl
     return entry_path, compiler
 
 
+def _project_name(name: str) -> str:
+    name = name.strip()
+    if not name:
+        raise InvalidSettings("A project needs a name.")
+    limit = Project._meta.get_field("name").max_length
+    if len(name) > limit:
+        raise InvalidSettings(f"A project name has at most {limit} characters.", details={"limit": limit})
+    return name
+
+
 def project_create(
     *,
     actor_id: int,
@@ -209,9 +219,7 @@ def project_create(
     """Create a project owned by ``actor_id``, optionally with starter content that compiles."""
     if project_type not in ProjectType.values:
         raise InvalidSettings(f"Unknown project type {project_type!r}.", details={"allowed": ProjectType.values})
-    name = name.strip()
-    if not name:
-        raise InvalidSettings("A project needs a name.")
+    name = _project_name(name)
     entry_path, compiler = settings_validate(project_type, entry_path or DEFAULT_ENTRY[project_type], compiler or "")
     starter_files = (
         [text_prepare(path=path, text=text) for path, text in STARTERS[project_type].items()] if starter else []
@@ -247,9 +255,7 @@ def project_update(
         )
         fields = []
         if name is not None:
-            if not name.strip():
-                raise InvalidSettings("A project needs a name.")
-            project.name = name.strip()
+            project.name = _project_name(name)
             fields.append("name")
         if (new_entry, new_compiler) != (project.entry_path, project.compiler):
             project.entry_path, project.compiler = new_entry, new_compiler

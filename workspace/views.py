@@ -1,10 +1,10 @@
-import mimetypes
 import uuid
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -13,6 +13,7 @@ from access import facade as access
 from config.errors import NotFound, QuireError
 from config.http.ui import back_to, form_action
 from workspace import selectors, services, tabs
+from workspace.downloads import file_response
 from workspace.exceptions import InvalidSettings
 from workspace.models import Compiler, FileKind, ProjectType
 from workspace.paths import path_ancestors
@@ -42,6 +43,10 @@ def tree_rows(paths_and_kinds: list[tuple[str, str]]) -> list[TreeRow]:
 
 def _project_url(request, project_id: uuid.UUID, **_) -> str:
     return reverse("workspace:project-detail", args=[project_id])
+
+
+def _file_url(project_id: uuid.UUID, path: str) -> str:
+    return f"{reverse('workspace:project-detail', args=[project_id])}?{urlencode({'file': path})}"
 
 
 def _project_or_404(request, project_id: uuid.UUID, permission: str = access.Permission.VIEW):
@@ -119,7 +124,7 @@ def file_upload(request, project_id: uuid.UUID):
         file, _ = services.file_write(actor_id=request.user.pk, project_id=project_id, path=path, data=upload.read())
         last_path = file.path
     messages.success(request, f"Uploaded {len(uploads)} file{'s' if len(uploads) != 1 else ''}.")
-    return redirect(f"{_project_url(request, project_id)}?file={last_path}")
+    return redirect(_file_url(project_id, last_path))
 
 
 @login_required
@@ -133,7 +138,7 @@ def file_new(request, project_id: uuid.UUID):
         data=b"",
         kind=FileKind.TEXT,
     )
-    return redirect(f"{_project_url(request, project_id)}?file={file.path}")
+    return redirect(_file_url(project_id, file.path))
 
 
 @login_required
@@ -147,7 +152,7 @@ def file_rename(request, project_id: uuid.UUID):
         new_path=request.POST.get("new_path", ""),
     )
     messages.success(request, f"Renamed to {file.path}.")
-    return redirect(f"{_project_url(request, project_id)}?file={file.path}")
+    return redirect(_file_url(project_id, file.path))
 
 
 @login_required
@@ -167,14 +172,7 @@ def file_download(request, project_id: uuid.UUID, path: str):
         file = selectors.file_at(project_id=project_id, path=path)
     except QuireError as exc:
         raise Http404(exc.message) from exc
-    content_type = "text/plain; charset=utf-8" if file.kind == FileKind.TEXT else None
-    response = HttpResponse(
-        selectors.file_bytes(file),
-        content_type=content_type or mimetypes.guess_type(file.path)[0] or "application/octet-stream",
-    )
-    response["Content-Disposition"] = f'attachment; filename="{file.path.rsplit("/", 1)[-1]}"'
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
+    return file_response(file, attachment=True)
 
 
 @login_required

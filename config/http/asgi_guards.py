@@ -56,19 +56,27 @@ class RequestGuards:
         declared = _declared_length(scope)
         if declared is not None and declared > limit:
             return await _respond(send, *_error(413, "payload_too_large", f"Bodies are limited to {limit} bytes."))
-        return await self.app(scope, self._bounded(receive, limit), send)
+        return await self.app(scope, *self._bounded(receive, send, limit))
 
     @staticmethod
-    def _bounded(receive, limit: int):
+    def _bounded(receive, send, limit: int):
+        """Cut a streamed body off at ``limit``: answer 413 here and drop whatever the app answers after."""
         received = 0
+        refused = False
 
         async def bounded_receive():
-            nonlocal received
+            nonlocal received, refused
             message = await receive()
-            if message["type"] == "http.request":
+            if message["type"] == "http.request" and not refused:
                 received += len(message.get("body", b""))
                 if received > limit:
+                    refused = True
+                    await _respond(send, *_error(413, "payload_too_large", f"Bodies are limited to {limit} bytes."))
                     return {"type": "http.disconnect"}  # Django abandons the request; nothing is stored
             return message
 
-        return bounded_receive
+        async def guarded_send(message):
+            if not refused:
+                await send(message)
+
+        return bounded_receive, guarded_send

@@ -88,7 +88,7 @@ def test_revoked_member_loses_access_on_the_very_next_request(api_client_for, ow
     assert owner_client.delete(f"/v1/projects/{project.pk}/members/{viewer.username}").status_code == 204
 
     assert viewer_client.get(f"/v1/projects/{project.pk}/files").status_code == 404
-    assert project.pk not in [item["id"] for item in viewer_client.get("/v1/projects").json()]
+    assert str(project.pk) not in [item["id"] for item in viewer_client.get("/v1/projects").json()]
 
 
 def test_project_list_shows_only_visible_projects(api_client_for, project):

@@ -4,6 +4,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
+from access.models import ProjectGrant
 from tests.factories import ProjectFactory, UserFactory
 from workspace.models import Project, ProjectFile
 
@@ -109,3 +110,38 @@ def test_api_tokens_page_shows_a_new_token_once(browser):
     page = browser.post("/account/tokens", {"name": "laptop"}).content.decode()
     assert "quire_" in page
     assert "quire_" not in browser.get("/account/tokens").content.decode().split("<pre")[-1]
+
+
+def test_a_new_file_with_url_characters_in_its_name_opens_that_file(browser, project):
+    response = browser.post(f"/projects/{project.pk}/files/new", {"path": "a&b #1+2.tex"})
+    assert response.status_code == 302
+    assert response["Location"].endswith("?file=a%26b+%231%2B2.tex")
+    page = browser.get(response["Location"]).content.decode()
+    assert "a&amp;b #1+2.tex" in page
+
+
+def test_an_uploaded_html_asset_downloads_as_an_inert_attachment(browser, project):
+    upload = SimpleUploadedFile("page.html", b"<script>alert(1)</script>", content_type="text/html")
+    browser.post(f"/projects/{project.pk}/upload", {"files": [upload]})
+    response = browser.get(f"/projects/{project.pk}/files/raw/page.html")
+    assert response["Content-Disposition"].startswith("attachment;")
+    assert response["Content-Security-Policy"].startswith("sandbox")
+
+
+def test_an_unknown_role_from_the_form_is_refused_with_its_message(browser, project):
+    friend = UserFactory()
+    response = browser.post(
+        f"/projects/{project.pk}/members/set", {"username": friend.username, "role": "admin"}, follow=True
+    )
+    assert "not a project role" in response.content.decode()
+    assert not ProjectGrant.objects.filter(project_id=project.pk, user=friend).exists()
+
+
+def test_a_project_name_over_the_limit_is_refused_with_its_message(browser, project):
+    response = browser.post(
+        f"/projects/{project.pk}/settings", {"name": "n" * 201, "entry_path": "main.tex", "compiler": "pdflatex"},
+        follow=True,
+    )  # fmt: skip
+    assert "at most 200 characters" in response.content.decode()
+    project.refresh_from_db()
+    assert project.name != "n" * 201

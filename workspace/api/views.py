@@ -1,7 +1,5 @@
-import mimetypes
 import uuid
 
-from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -20,6 +18,7 @@ from workspace.api.serializers import (
     ProjectOutputSerializer,
     ProjectUpdateInputSerializer,
 )
+from workspace.downloads import file_response
 from workspace.models import FileKind
 
 FILE_WRITE_ERRORS = {
@@ -110,19 +109,13 @@ class FileDetailApi(APIView):
     @extend_schema(
         operation_id="project_files_retrieve",
         responses={(200, "*/*"): OpenApiTypes.BINARY, **ERROR_RESPONSES},
-        description="The file's bytes: text documents as UTF-8 text/plain, assets with their media type.",
+        description="The file's bytes: text documents as UTF-8 text/plain, assets as attachments.",
         tags=["files"],
     )
     def get(self, request, project_id: uuid.UUID, path: str):
         selectors.project_for(user_id=request.user.pk, project_id=project_id)
         file = selectors.file_at(project_id=project_id, path=path)
-        content_type = mimetypes.guess_type(file.path)[0] or "application/octet-stream"
-        if file.kind == FileKind.TEXT:
-            content_type = "text/plain; charset=utf-8"
-        response = HttpResponse(selectors.file_bytes(file), content_type=content_type)
-        response["ETag"] = f'"{file.sha256}"'
-        response["X-Content-Type-Options"] = "nosniff"
-        return response
+        return file_response(file, attachment=False)
 
     @extend_schema(
         operation_id="project_files_put",
