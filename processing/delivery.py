@@ -39,9 +39,11 @@ def _bounded(log: str) -> str:
 
 
 def _end_attempt(attempt: ProcessingAttempt, state: str, now, **fields) -> None:
-    ProcessingAttempt.objects.filter(pk=attempt.pk, state=AttemptState.RUNNING).update(
+    ended = ProcessingAttempt.objects.filter(pk=attempt.pk, state=AttemptState.RUNNING).update(
         state=state, ended_at=now, **fields
     )
+    if not ended:
+        raise ClaimLost()
 
 
 def delivery_accept(*, claim_id: uuid.UUID, diagnostics: Diagnostics) -> tuple[uuid.UUID, uuid.UUID]:
@@ -121,6 +123,7 @@ def attempt_release(*, claim_id: uuid.UUID) -> str:
                 to=JobState.QUEUED,
                 only_from={JobState.RUNNING},
                 phase=Phase.WAITING_FOR_WORKER,
+                deadline_at=now + timedelta(seconds=limits().queue_wait_seconds),  # a fresh wait, as after a retry
             )
             from processing.submission import queue_notify
 

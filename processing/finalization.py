@@ -11,17 +11,26 @@ import logging
 import uuid
 from datetime import timedelta
 
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.utils.module_loading import import_string
 
 from processing.claims import db_now
 from processing.configuration import limits
 from processing.finalizers import FinalizationRejected, Publication
-from processing.models import AttemptState, JobState, Phase, ProcessingJob, StagedOutput
+from processing.models import AttemptState, FailureClass, JobState, ProcessingJob, StagedOutput
 from processing.operations import operation_get
 from processing.transitions import failure_fields, job_transition
 
 logger = logging.getLogger(__name__)
+
+# A lost database connection is the one failure recovery can finish later; any other exception from a
+# finalizer is deterministic for these bytes, and retrying it every sweep would keep the job unfinished forever.
+DATABASE_UNAVAILABLE = (OperationalError, InterfaceError)
+FINALIZER_CRASHED = (
+    FailureClass.INTERNAL_CONTRACT_VIOLATION,
+    "finalizer_error",
+    "Quire could not check or publish this job's result; the operators have the details.",
+)
 
 
 def _locked_if_owned(job_id: uuid.UUID, token: uuid.UUID) -> ProcessingJob | None:
@@ -49,26 +58,40 @@ def job_finalize(*, job_id: uuid.UUID, token: uuid.UUID) -> str:
         publication: Publication = finalizer(job, staged)
     except FinalizationRejected as rejection:
         logger.warning("finalization rejected output", extra={**log, "code": rejection.code})
+        return _fail(job_id, token, rejection.failure_class, rejection.code, rejection.message)
+    except DATABASE_UNAVAILABLE:
+        raise
+    except Exception:
+        logger.exception("finalizer crashed", extra=log)
+        return _fail(job_id, token, *FINALIZER_CRASHED)
+    try:
         with transaction.atomic():
-            if _locked_if_owned(job_id, token) is not None:
-                fields = failure_fields(rejection.failure_class, rejection.code, rejection.message)
-                job_transition(job_id=job_id, to=JobState.FAILED, only_from={JobState.FINALIZING}, **fields)
-        return ProcessingJob.objects.values_list("state", flat=True).get(pk=job_id)
-    with transaction.atomic():
-        job = _locked_if_owned(job_id, token)
-        if job is None:
-            return ProcessingJob.objects.values_list("state", flat=True).get(pk=job_id)
-        ProcessingJob.objects.filter(pk=job_id).update(phase=Phase.PUBLISHING_RESULT)
-        extra = publication.commit(job, attempt)
-        job_transition(
-            job_id=job_id,
-            to=JobState.SUCCEEDED,
-            only_from={JobState.FINALIZING},
-            processor_contract=attempt.processor_contract,
-            **extra,
-        )
+            job = _locked_if_owned(job_id, token)
+            if job is None:
+                return ProcessingJob.objects.values_list("state", flat=True).get(pk=job_id)
+            extra = publication.commit(job, attempt)
+            job_transition(
+                job_id=job_id,
+                to=JobState.SUCCEEDED,
+                only_from={JobState.FINALIZING},
+                processor_contract=attempt.processor_contract,
+                **extra,
+            )
+    except DATABASE_UNAVAILABLE:
+        raise
+    except Exception:
+        logger.exception("publication crashed", extra=log)
+        return _fail(job_id, token, *FINALIZER_CRASHED)
     logger.info("job finalized", extra={**log, "processor_contract": attempt.processor_contract})
     return JobState.SUCCEEDED
+
+
+def _fail(job_id: uuid.UUID, token: uuid.UUID, failure_class: str, code: str, message: str) -> str:
+    with transaction.atomic():
+        if _locked_if_owned(job_id, token) is not None:
+            fields = failure_fields(failure_class, code, message)
+            job_transition(job_id=job_id, to=JobState.FAILED, only_from={JobState.FINALIZING}, **fields)
+    return ProcessingJob.objects.values_list("state", flat=True).get(pk=job_id)
 
 
 def finalization_take_over(*, job_id: uuid.UUID) -> uuid.UUID | None:

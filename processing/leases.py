@@ -26,7 +26,9 @@ def attempt_current(claim_id: uuid.UUID, *, now: datetime, lock_job: bool = Fals
     """The running attempt holding ``claim_id`` with an unexpired lease on a running job, or ClaimLost.
 
     With ``lock_job`` the job row is locked first, which serializes this call
-    with cancellation and with the reapers.
+    with cancellation and with the reapers; the attempt is read again under
+    that lock, since a release or a reaper may have ended it (and another
+    claim started the job again) while this call waited.
     """
     attempt = ProcessingAttempt.objects.filter(claim_id=claim_id).select_related("job").first()
     if attempt is None:
@@ -34,6 +36,7 @@ def attempt_current(claim_id: uuid.UUID, *, now: datetime, lock_job: bool = Fals
     job = attempt.job
     if lock_job:
         job = ProcessingJob.objects.select_for_update().get(pk=attempt.job_id)
+        attempt = ProcessingAttempt.objects.select_for_update().get(pk=attempt.pk)
         attempt.job = job
     if attempt.state != AttemptState.RUNNING or attempt.lease_expires_at <= now or job.state != JobState.RUNNING:
         raise ClaimLost()

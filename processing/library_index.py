@@ -20,6 +20,7 @@ from workspace import facade as workspace
 
 PAGES_SCHEMA = "pdf-pages/v1"
 SEARCHABLE_EVENT = "document.version.searchable"
+MAX_RETRY_CHAIN = 50  # retries of retries; far more than any operator clicks
 
 
 def _violation(code: str, message: str) -> FinalizationRejected:
@@ -48,9 +49,22 @@ def pages_parse(data: bytes, *, page_count: int) -> list[tuple[int, str]]:
     return sorted(parsed.items())
 
 
+def _version_indexed_by(job):
+    """The library version this job indexes: its own, or for a manual retry, the one of the job it retries."""
+    job_id = job.pk
+    for _ in range(MAX_RETRY_CHAIN):
+        version = workspace.library_version_of_job(job_id=job_id)
+        if version is not None:
+            return version
+        job_id = type(job).objects.filter(pk=job_id).values_list("retry_of_id", flat=True).first()
+        if job_id is None:
+            return None
+    return None
+
+
 def index_publication(job, staged: list[StagedOutput], verify) -> Publication:
     """Verify the staged pages and return the publication that indexes them (see the module docstring)."""
-    version = workspace.library_version_of_job(job_id=job.pk)
+    version = _version_indexed_by(job)
     if version is None:
         raise FinalizationRejected(
             FailureClass.INVALID_INPUT, "library_version_gone", "The library version no longer exists."

@@ -8,6 +8,7 @@ decompressed beyond the two relationship/content-type parts.
 import io
 import posixpath
 import zipfile
+import zlib
 from dataclasses import dataclass
 
 from defusedxml import ElementTree
@@ -78,7 +79,9 @@ def _xml(archive: zipfile.ZipFile, name: str):
         raise _refuse("pptx_invalid_xml", f"{name} is too large.", entry=name)
     try:
         return ElementTree.fromstring(archive.read(name))
-    except (ElementTree.ParseError, DefusedXmlException, ValueError) as exc:
+    # A damaged or encrypted entry fails while reading: bad CRC, corrupt deflate data, unsupported method.
+    except (ElementTree.ParseError, DefusedXmlException, ValueError, zipfile.BadZipFile, zlib.error, RuntimeError,
+            NotImplementedError, EOFError) as exc:  # fmt: skip
         raise _refuse("pptx_invalid_xml", f"{name} is not acceptable XML.", entry=name) from exc
 
 

@@ -62,7 +62,7 @@ def cursor_decode(cursor: str) -> tuple[datetime, uuid.UUID]:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         created, job_id = json.loads(raw)
         return datetime.fromisoformat(created), uuid.UUID(job_id)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, AttributeError) as exc:  # AttributeError: a number where text belongs
         raise InvalidCursor() from exc
 
 

@@ -35,7 +35,7 @@ def closed_options_parse(cls, payload: dict[str, Any] | None):
         if value is None:
             continue  # null means "the default"
         choices = getattr(cls, "CHOICES", {}).get(name)
-        if choices is not None and value not in choices:
+        if choices is not None and (not isinstance(value, str | int | bool) or value not in choices):
             raise OptionsError(f"Option {name!r} must be one of {sorted(choices)}.", details={"option": name})
         values[name] = value
     return cls(**values)

@@ -30,7 +30,7 @@ PPTX_IMPORT_TYPST = Operation(
         ResultRole("bundle", ("application/x-tar",), 256 * MiB),
         ResultRole("report", ("application/json",), 1 * MiB),
     ),
-    reusable=True,
+    reusable=False,  # every import provisions a new project of its own
     finalizer="processing.finalizers.provision_imported_project",
     endpoint="imports-pptx",
 )

@@ -41,6 +41,16 @@ def _pptx(extra: dict[str, bytes | str] | None = None, **replace) -> bytes:
     return _zip({**parts, **replace, **(extra or {})})
 
 
+def _crc_broken(archive: bytes, name: str) -> bytes:
+    """The archive with the central directory's CRC-32 of ``name`` flipped, so reading that entry fails."""
+    data = bytearray(archive)
+    at = data.index(b"PK\x01\x02")
+    while data[at + 46 : at + 46 + int.from_bytes(data[at + 28 : at + 30], "little")] != name.encode():
+        at = data.index(b"PK\x01\x02", at + 4)
+    data[at + 16] ^= 0xFF
+    return bytes(data)
+
+
 def pptx_corpus() -> dict[str, tuple[bytes, str]]:
     laughs = (
         '<!DOCTYPE t [<!ENTITY a "aaaaaaaaaa">'
@@ -69,6 +79,7 @@ def pptx_corpus() -> dict[str, tuple[bytes, str]]:
         ),
         "not-a-zip.pptx": (b"%PDF-1.4 this is not a presentation", "pptx_not_a_zip"),
         "truncated.pptx": (_pptx()[:-40], "pptx_not_a_zip"),
+        "bad-crc.pptx": (_crc_broken(_pptx(), "[Content_Types].xml"), "pptx_invalid_xml"),
     }
 
 

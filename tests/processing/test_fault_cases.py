@@ -183,3 +183,117 @@ def test_claims_go_on_while_a_long_transaction_holds_the_xmin_horizon(owner):
         claims = [_claim(session) for _ in jobs]
         holder.rollback()
     assert {str(claim.job_id) for claim in claims} == set(jobs)
+
+
+def test_a_finalizer_that_crashes_fails_the_job_instead_of_leaving_it_finalizing(owner, monkeypatch):
+    from processing import finalizers
+
+    def crash(job):
+        raise TypeError("unexpected shape")
+
+    monkeypatch.setattr(finalizers, "requester_still_allowed", crash)
+    job_id = _job(owner, "finalizer-crash")
+
+    assert _deliver(_claim(WorkerSessionFactory(processors={ECHO: 1}))) == JobState.FAILED
+    job = ProcessingJob.objects.get(pk=job_id)
+    assert (job.failure_class, job.failure_code) == ("internal_contract_violation", "finalizer_error")
+    assert not job.artifacts.exists()
+
+
+def test_a_publication_that_crashes_fails_the_job_and_publishes_nothing(owner, monkeypatch):
+    from processing.finalizers import Publication
+
+    def crash(self, job, attempt):
+        raise ValueError("cannot publish")
+
+    monkeypatch.setattr(Publication, "commit", crash)
+    job_id = _job(owner, "publication-crash")
+
+    assert _deliver(_claim(WorkerSessionFactory(processors={ECHO: 1}))) == JobState.FAILED
+    assert ProcessingJob.objects.get(pk=job_id).failure_code == "finalizer_error"
+    assert TerminalCommit.objects.filter(job_id=job_id).count() == 1
+
+
+def test_a_lost_database_during_finalization_leaves_the_job_for_recovery(owner, monkeypatch):
+    from django.db import OperationalError
+
+    from processing import finalizers
+
+    def database_gone(job):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(finalizers, "requester_still_allowed", database_gone)
+    job_id = _job(owner, "finalizer-database-gone")
+
+    with pytest.raises(OperationalError):
+        _deliver(_claim(WorkerSessionFactory(processors={ECHO: 1})))
+    assert ProcessingJob.objects.get(pk=job_id).state == JobState.FINALIZING
+
+
+def _backend_waiting_on_lock(pid: int) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", [pid])
+        row = cursor.fetchone()
+    return bool(row) and row[0] == "Lock"
+
+
+def test_a_delivery_waiting_on_the_job_while_it_is_released_and_claimed_again_is_refused(owner):
+    from django.db import transaction
+
+    from processing.delivery import attempt_release
+
+    job_id = _job(owner, "stale-delivery")
+    old = _claim(WorkerSessionFactory(processors={ECHO: 1}))
+    stage(old, "echo", "application/octet-stream", "echo.json", b"{}")
+    locked, go = threading.Event(), threading.Event()
+    deliverer_pid: list[int] = []
+    outcome: dict = {}
+
+    def release_and_claim_again():
+        with transaction.atomic():
+            ProcessingJob.objects.select_for_update().get(pk=job_id)
+            locked.set()
+            assert go.wait(timeout=30)
+            attempt_release(claim_id=old.claim_id)
+            outcome["new"] = _claim(WorkerSessionFactory(processors={ECHO: 1}))
+        connection.close()
+
+    def deliver_old_claim():
+        deliverer_pid.append(connection.cursor().connection.info.backend_pid)
+        try:
+            delivery_accept(claim_id=old.claim_id, diagnostics=Diagnostics())
+            outcome["delivery"] = "accepted"
+        except ClaimLost:
+            outcome["delivery"] = "claim lost"
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=release_and_claim_again)
+    holder.start()
+    assert locked.wait(timeout=30)
+    deliverer = threading.Thread(target=deliver_old_claim)
+    deliverer.start()
+    while not (deliverer_pid and _backend_waiting_on_lock(deliverer_pid[0])):
+        assert deliverer.is_alive(), outcome
+    go.set()
+    holder.join(timeout=30)
+    deliverer.join(timeout=30)
+
+    assert outcome["delivery"] == "claim lost"
+    job = ProcessingJob.objects.get(pk=job_id)
+    assert job.state == JobState.RUNNING
+    assert ProcessingAttempt.objects.get(claim_id=outcome["new"].claim_id).state == AttemptState.RUNNING
+    assert _deliver(outcome["new"]) == JobState.SUCCEEDED
+
+
+def test_a_released_job_waits_in_the_queue_afresh_instead_of_expiring_at_the_next_sweep(owner):
+    from processing.delivery import attempt_release
+    from processing.maintenance import deadlines_expire
+
+    job_id = _job(owner, "released-late")
+    claim = _claim(WorkerSessionFactory(processors={ECHO: 1}))
+    ProcessingJob.objects.filter(pk=job_id).update(deadline_at=timezone.now() - timedelta(seconds=1))
+
+    assert attempt_release(claim_id=claim.claim_id) == JobState.QUEUED
+    deadlines_expire()
+    assert ProcessingJob.objects.get(pk=job_id).state == JobState.QUEUED

@@ -136,7 +136,14 @@ def test_job_list_filters_and_pages_with_a_cursor(owner_client, owner, project):
     assert [job["id"] for job in by_project] == [other_id]
 
 
-@pytest.mark.parametrize("query", ["state=everything", "project_id=not-a-uuid", "limit=many", "cursor=%25%25%25"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "state=everything", "project_id=not-a-uuid", "limit=many", "cursor=%25%25%25",
+        "cursor=WyIyMDIwLTAxLTAxIiwgMV0",  # ["2020-01-01", 1]
+        "cursor=W1sieCJdLCBudWxsXQ",  # [["x"], null]
+    ],
+)  # fmt: skip
 def test_bad_list_parameters_are_400(owner_client, query):
     response = owner_client.get(f"/v1/processing/jobs?{query}")
     assert response.status_code == 400

@@ -87,7 +87,10 @@ def test_a_typst_project_cannot_be_built_with_latex(owner_client, owner):
     assert ProcessingJob.objects.count() == 0
 
 
-@pytest.mark.parametrize("body", [{"engine": "tex"}, {"compiler": "word"}, {"compiler": 3}, [1, 2], "just a string"])
+@pytest.mark.parametrize(
+    "body",
+    [{"engine": "tex"}, {"compiler": "word"}, {"compiler": 3}, {"compiler": []}, {"compiler": {"a": 1}}, [1, 2], "x"],
+)
 def test_invalid_build_options_are_refused(owner_client, project, body):
     response = submit_build(owner_client, project, body=body)
     assert response.status_code == 400

@@ -83,3 +83,22 @@ def test_pages_that_are_not_the_schema_fail_the_job_as_a_contract_violation(owne
                                                                 "pages_invalid")  # fmt: skip
     assert LibraryDocument.objects.get(pk=accepted.document_id).searchable_version_id is None
     assert not LibraryPage.objects.exists()
+
+
+def test_a_failed_indexing_job_retried_by_its_owner_makes_the_version_searchable(owner, project, configure_deployment):
+    from processing.delivery import Diagnostics, attempt_fail
+    from processing.retries import job_retry
+
+    configure_deployment()
+    accepted = accept(owner, project, text_pdf(["kestrel"]))
+    claim = index_claim(accepted.job_id)
+    attempt_fail(claim_id=claim.claim_id, failure_class="invalid_input", code="pdf_unreadable",
+                 message="Could not read it.", diagnostics=Diagnostics())  # fmt: skip
+    assert ProcessingJob.objects.get(pk=accepted.job_id).state == JobState.FAILED
+
+    retried = job_retry(actor_id=owner.pk, job_id=accepted.job_id)
+    job = index_to_success(retried.job_id, ["kestrel"])
+
+    assert job.state == JobState.SUCCEEDED
+    assert LibraryDocument.objects.get(pk=accepted.document_id).searchable_version_id == accepted.version_id
+    assert _searched(project, "kestrel") == [(str(accepted.version_id), 1)]

@@ -1,1 +1,0 @@
-"""Processing — facade (filled in by its own issue)."""

@@ -1,1 +1,0 @@
-"""Processing — services (filled in by its own issue)."""
