@@ -5,7 +5,6 @@ or a test reads them all. ``slack`` lets a check ignore work that is merely
 late by less than one reaper interval.
 """
 
-import hashlib
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -20,6 +19,7 @@ from processing.models import (
     OutboxEvent,
     ProcessingArtifact,
     ProcessingAttempt,
+    ProcessingBlob,
     ProcessingJob,
     TerminalCommit,
 )
@@ -89,22 +89,28 @@ def artifacts_from_current_claims() -> list[Violation]:
 
 
 def artifact_bytes_intact() -> list[Violation]:
-    """Every artifact's blob exists and matches its recorded size and digest."""
-    found = []
-    for artifact_id, job_id, role, sha256, size, data in _rows(
-        "SELECT a.id, a.job_id, a.role, a.sha256, a.size_bytes, b.data FROM processing_processingartifact a "
-        "LEFT JOIN processing_processingblob b ON b.id = a.blob_id",
+    """Every artifact's blob exists and matches its recorded size and digest (checked in the database)."""
+    rows = _rows(
+        """
+        SELECT a.id, a.job_id, a.role, b.id IS NULL FROM processing_processingartifact AS a
+        LEFT JOIN processing_processingblob AS b ON b.id = a.blob_id
+        WHERE b.id IS NULL OR length(b.data) <> a.size_bytes OR encode(sha256(b.data), 'hex') <> a.sha256
+        LIMIT 100
+        """,
         [],
-    ):
-        if data is None:
-            found.append(Violation("artifact_blob_missing", f"{job_id}:{role}"))
-        elif len(data) != size or hashlib.sha256(data).hexdigest() != sha256:
-            found.append(Violation("artifact_digest", f"{job_id}:{role} ({artifact_id})"))
-    return found
+    )
+    return [
+        Violation("artifact_blob_missing", f"{job_id}:{role}")
+        if missing
+        else Violation("artifact_digest", f"{job_id}:{role} ({artifact_id})")
+        for artifact_id, job_id, role, missing in rows
+    ]
 
 
 def unreferenced_blobs(slack: timedelta) -> list[Violation]:
-    """No blob outlives its last reference by more than the collection grace period."""
+    """No blob outlives its last reference (a job, artifact, staged output, ticket or library version)."""
+    from workspace import facade as workspace
+
     rows = _rows(
         """
         SELECT blob.id FROM processing_processingblob AS blob
@@ -113,11 +119,22 @@ def unreferenced_blobs(slack: timedelta) -> list[Violation]:
           AND NOT EXISTS (SELECT 1 FROM processing_processingartifact WHERE blob_id = blob.id)
           AND NOT EXISTS (SELECT 1 FROM processing_stagedoutput WHERE blob_id = blob.id)
           AND NOT EXISTS (SELECT 1 FROM processing_transferticket WHERE blob_id = blob.id)
-        LIMIT 100
+        LIMIT 1000
         """,
         [BLOB_GRACE + slack],
     )
-    return [Violation("blob_unreferenced", f"blob {blob_id}") for (blob_id,) in rows]
+    candidates = [blob_id for (blob_id,) in rows]
+    kept = workspace.library_blob_ids_in_use(blob_ids=candidates)
+    return [Violation("blob_unreferenced", f"blob {blob_id}") for blob_id in candidates if blob_id not in kept][:100]
+
+
+def library_version_bytes_present() -> list[Violation]:
+    """Every library version's PDF blob still exists (the version names it by id, without a foreign key)."""
+    from workspace import facade as workspace
+
+    versions = workspace.library_version_blobs()
+    present = set(ProcessingBlob.objects.filter(pk__in=[blob for _, blob in versions]).values_list("pk", flat=True))
+    return [Violation("library_version_blob_missing", f"version {v}") for v, blob in versions if blob not in present]
 
 
 def outbox_not_stuck() -> list[Violation]:
@@ -138,7 +155,7 @@ def check_all(*, slack: timedelta = timedelta(seconds=60), include_outbox: bool 
         + artifact_bytes_intact()
         + unreferenced_blobs(slack)
     )
-    violations += library_versions_handed_off() + library_search_current()
+    violations += library_versions_handed_off() + library_search_current() + library_version_bytes_present()
     if include_outbox:
         violations += outbox_not_stuck()
     return violations

@@ -18,6 +18,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling, trigger_client_event
 from django_htmx.middleware import HtmxDetails
@@ -110,8 +111,19 @@ def _row_response(
 @require_GET
 @_not_found_is_404
 def task_row(request: HtmxHttpRequest, job_id: uuid.UUID) -> HttpResponse:
-    """One job's row: what an active row polls."""
-    row = task_center.task_row_for(user_id=request.user.pk, job_id=job_id)
+    """One job's row: what an active row polls.
+
+    htmx swaps nothing on an error status, so a polled row whose job the user
+    may no longer see (a revoked grant, a deleted project) is replaced by a
+    closing row with 286 instead of a 404 it would poll for ever.
+    """
+    try:
+        row = task_center.task_row_for(user_id=request.user.pk, job_id=job_id)
+    except NotFound:
+        if not (request.htmx and request.htmx.trigger == f"job-{job_id}"):  # only the row's own poll
+            raise
+        gone = format_html('<li class="job job-gone" id="job-{}">This task is no longer available to you.</li>', job_id)
+        return trigger_client_event(HttpResponseStopPolling(gone), CHANGED)
     return _row_response(request, row, polled=bool(request.htmx))
 
 

@@ -271,6 +271,11 @@ def library_versions_since(*, since) -> list[tuple[uuid.UUID, uuid.UUID]]:
     return library.versions_since(since=since)
 
 
+def library_version_blobs() -> list[tuple[uuid.UUID, int]]:
+    """(version id, PDF blob id) of every library version."""
+    return library.version_blobs()
+
+
 def library_documents_with_lagging_search() -> list[uuid.UUID]:
     """Documents whose requested version is indexed while an older one is still the searchable one."""
     return library.documents_with_lagging_search()

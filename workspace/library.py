@@ -225,6 +225,11 @@ def versions_since(*, since) -> list[tuple[uuid.UUID, uuid.UUID]]:
     return list(LibraryVersion.objects.filter(created_at__gte=since).values_list("pk", "index_job_id"))
 
 
+def version_blobs() -> list[tuple[uuid.UUID, int]]:
+    """(version id, PDF blob id) of every version: for the invariant checker."""
+    return list(LibraryVersion.objects.values_list("pk", "pdf_blob_id"))
+
+
 def documents_with_lagging_search() -> list[uuid.UUID]:
     """Documents whose requested version is indexed yet another (older) version is the searchable one."""
     indexed = LibraryPage.objects.filter(version_id=OuterRef("requested_version_id"))

@@ -126,3 +126,20 @@ def test_a_document_whose_search_lags_its_indexed_requested_version_is_found(ind
 
     LibraryDocument.objects.update(searchable_version=None)
     assert "library_search_stale" in _checks(include_outbox=False)
+
+
+def test_a_library_pdf_whose_indexing_job_was_retired_is_not_an_orphan(indexed_version):
+    from workspace.models import LibraryVersion
+
+    ProcessingJob.objects.filter(pk=indexed_version.job_id).delete()
+    ProcessingBlob.objects.update(touched_at=LONG_AGO)
+    pdf_blob = LibraryVersion.objects.get(pk=indexed_version.version_id).pdf_blob_id
+
+    assert f"blob {pdf_blob}" not in {v.detail for v in check_all(include_outbox=False)}
+
+
+def test_a_library_version_whose_pdf_bytes_are_gone_is_found(indexed_version):
+    from workspace.models import LibraryVersion
+
+    LibraryVersion.objects.filter(pk=indexed_version.version_id).update(pdf_blob_id=-1)
+    assert "library_version_blob_missing" in _checks(include_outbox=False)

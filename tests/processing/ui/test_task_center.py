@@ -132,3 +132,14 @@ def test_every_page_has_the_task_center_button(browser, project):
 
     assert 'id="task-center-button"' in page and 'aria-controls="task-drawer"' in page
     assert 'id="task-announcer"' in page and 'aria-live="polite"' in page
+
+
+def test_a_polled_row_whose_job_is_no_longer_visible_stops_polling(htmx, queued_build, owner):
+    from access.models import ProjectGrant
+
+    ProjectGrant.objects.filter(project_id=queued_build.project_id, user=owner).delete()
+    response = htmx("get", f"/tasks/{queued_build.pk}", trigger=f"job-{queued_build.pk}")
+
+    assert response.status_code == 286
+    assert "no longer available" in response.content.decode()
+    assert not POLL.search(response.content.decode())
