@@ -4,26 +4,33 @@ The PPTX processors rely on this classification for every way their sandboxed ch
 """
 
 import threading
+from pathlib import Path
 
 import pytest
 
 from processing.worker.contracts import Limits, ProcessorFailure
 from processing.worker.processors.child_runner import bounded_log, run_child
+from processing.worker.sandbox import BwrapExecutor
 
 CHILD = "tests.processing.worker.misbehaving_child"
+# The misbehaving child lives with the tests, which a sandboxed child cannot otherwise read.
+TESTS_PACKAGE = Path(__file__).resolve().parents[2]
 
 
-def run_misbehaving(act: str, tmp_path, executor, *, limits: Limits, cancel: threading.Event | None = None):
+def run_misbehaving(
+    act: str, tmp_path, executor, *, limits: Limits, cancel: threading.Event | None = None, settings=None
+):
     (tmp_path / "input").mkdir()
     (tmp_path / "output").mkdir()
     return run_child(
         module=CHILD,
         input_dir=tmp_path / "input",
         output_dir=tmp_path / "output",
-        settings={"act": act},
+        settings={"act": act, **(settings or {})},
         limits=limits,
         cancel=cancel or threading.Event(),
         executor=executor,
+        extra_readable=(TESTS_PACKAGE,),
     )
 
 
@@ -41,6 +48,12 @@ def test_a_child_that_never_ends_is_killed_at_the_wall_limit(tmp_path, executor)
 
 def test_a_child_that_burns_cpu_is_stopped_by_its_cpu_limit(tmp_path, executor):
     failure = failure_of("spin", tmp_path, executor, limits=Limits(wall_seconds=60, cpu_seconds=1))
+
+    assert (failure.failure_class, failure.code) == ("resource_limit", "cpu_time_exceeded")
+
+
+def test_a_child_that_burns_cpu_in_the_sandbox_is_stopped_by_its_cpu_limit(tmp_path):
+    failure = failure_of("spin", tmp_path, BwrapExecutor(), limits=Limits(wall_seconds=60, cpu_seconds=1))
 
     assert (failure.failure_class, failure.code) == ("resource_limit", "cpu_time_exceeded")
 
