@@ -15,6 +15,7 @@ from processing.worker.sandbox import BwrapExecutor
 CHILD = "tests.processing.worker.misbehaving_child"
 # The misbehaving child lives with the tests, which a sandboxed child cannot otherwise read.
 TESTS_PACKAGE = Path(__file__).resolve().parents[2]
+CHECKOUT_ROOT = TESTS_PACKAGE.parent
 
 
 def run_misbehaving(
@@ -56,6 +57,26 @@ def test_a_child_that_burns_cpu_in_the_sandbox_is_stopped_by_its_cpu_limit(tmp_p
     failure = failure_of("spin", tmp_path, BwrapExecutor(), limits=Limits(wall_seconds=60, cpu_seconds=1))
 
     assert (failure.failure_class, failure.code) == ("resource_limit", "cpu_time_exceeded")
+
+
+@pytest.fixture
+def file_in_the_checkout_root():
+    """A file next to the ``processing`` package, standing in for var/, .git and the like."""
+    path = CHECKOUT_ROOT / "sandbox-probe.txt"
+    path.write_text("checkout secret", encoding="utf-8")
+    yield path
+    path.unlink()
+
+
+def test_a_sandboxed_child_cannot_read_the_checkout_beyond_the_package(tmp_path, file_in_the_checkout_root):
+    outcome = run_misbehaving(
+        "peek", tmp_path, BwrapExecutor(), limits=Limits(wall_seconds=60),
+        settings={"path": str(file_in_the_checkout_root)},
+    )  # fmt: skip
+
+    [entry] = outcome.diagnostics.entries
+    assert entry.message.startswith("unreadable")
+    assert "checkout secret" not in entry.message
 
 
 def test_a_cancelled_job_stops_its_child_as_interrupted(tmp_path, executor):
