@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from processing.worker.contracts import Limits, ProcessorFailure
-from processing.worker.processors.child_runner import bounded_log, run_child
+from processing.worker.contracts import CompletedRun, Limits, ProcessorFailure
+from processing.worker.processors.child_runner import run_child
 from processing.worker.sandbox import BwrapExecutor
 
 CHILD = "tests.processing.worker.misbehaving_child"
@@ -115,8 +115,25 @@ def test_the_child_may_write_only_its_output_directory_and_reads_the_python_runt
     assert executor.last_argv[1:4] == ["-B", "-m", CHILD]
 
 
-def test_a_long_log_keeps_its_head_and_tail_around_a_marker():
-    log = bounded_log(b"head " + b"x" * 10_000 + b" tail", 100)
+class CannedExecutor:
+    """Runs nothing: every command ends as ``completed`` says, to see how the runner judges that."""
 
+    name = "canned"
+    is_sandbox = False
+
+    def __init__(self, completed: CompletedRun):
+        self.completed = completed
+
+    def run(self, argv, **_) -> CompletedRun:
+        return self.completed
+
+
+def test_a_long_child_log_keeps_head_and_tail_within_the_log_limit(tmp_path):
+    chatty = CompletedRun(returncode=1, stdout=b"", stderr=b"head " + b"x" * 10_000 + b" tail")
+
+    failure = failure_of("crash", tmp_path, CannedExecutor(chatty), limits=Limits(log_bytes=100))
+
+    log = failure.diagnostics.log
     assert log.startswith("head ") and log.endswith(" tail")
-    assert "bytes omitted" in log and len(log) < 200
+    assert len(log.encode()) <= 100
+    assert "bytes cut" in log  # the one marker every bounded log carries
