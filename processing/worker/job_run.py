@@ -99,7 +99,11 @@ class JobRun:
         input_verify(data, sha256=claim["input"]["sha256"], size=claim["input"]["size"])
         input_dir, output_dir = self.work / "input", self.work / "output"
         try:
-            output_dir.mkdir(parents=True)
+            self.work.parent.mkdir(parents=True, exist_ok=True)
+            # Only the agent may enter: the input is a user's document. The sandbox reaches the
+            # input and output directories through its own binds, never through this one.
+            self.work.mkdir(mode=0o700)
+            output_dir.mkdir()
             input_materialize(data, schema=claim["input"]["schema"], destination=input_dir)
         except OSError as exc:
             logger.exception("could not lay out the input", extra=self.log)

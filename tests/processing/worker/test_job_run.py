@@ -1,5 +1,6 @@
 """Running one claim: how its failures are classified, and where its files live."""
 
+import stat
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,19 @@ def test_a_sandbox_that_cannot_start_is_transient(run_claim):
     reports = run_claim(bundle_archive({"main.tex": MAIN}), processor=processor)
 
     assert [report[2] for report in reports] == [FailureClass.TRANSIENT_INFRASTRUCTURE]
+
+
+def test_the_claims_work_directory_is_private_to_the_agent(run_claim):
+    seen = {}
+
+    def look(input_dir, output_dir):
+        seen["work"] = stat.S_IMODE(input_dir.parent.stat().st_mode)
+        seen["parent"] = input_dir.parent.name
+        raise RuntimeError("stop here")
+
+    run_claim(bundle_archive({"main.tex": MAIN}), processor=ScriptedProcessor(look))
+
+    assert seen == {"work": 0o700, "parent": "claim-0001"}
 
 
 def test_the_claims_work_directory_is_removed_afterwards(run_claim, tmp_path):
