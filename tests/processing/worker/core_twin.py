@@ -34,11 +34,13 @@ class InMemoryCore:
         self._lock = threading.Lock()
         self._claims: deque[dict] = deque()
         self._inputs: dict[str, bytes] = {}
-        self._scripted: dict[str, deque[Exception]] = defaultdict(deque)
+        self._scripted: dict[str, deque[Exception | None]] = defaultdict(deque)
         self.sessions: list[str] = []
         self.reports: list[tuple] = []
         self.uploads: list[dict] = []
         self.reported = threading.Condition(self._lock)
+        # Called as ``acquire`` is about to answer, to make something happen while it waited.
+        self.while_acquiring = lambda: None
 
     # --- arranging -------------------------------------------------------------------------------
     def queue_claim(self, data: bytes, *, schema: str = "project-bundle/v1", operation: str = ECHO_OPERATION) -> str:
@@ -50,8 +52,8 @@ class InMemoryCore:
             self._claims.append(_claim(claim_id, number, data, schema=schema, operation=operation))
         return claim_id
 
-    def fail_next(self, call: str, *errors: Exception) -> None:
-        """The next ``len(errors)`` calls of ``call`` raise these, in order."""
+    def fail_next(self, call: str, *errors: Exception | None) -> None:
+        """The next ``len(errors)`` calls of ``call`` raise these, in order; ``None`` answers normally."""
         with self._lock:
             self._scripted[call].extend(errors)
 
@@ -65,7 +67,7 @@ class InMemoryCore:
         with self._lock:
             self._raise_scripted("register")
             self.sessions.append(f"session-{len(self.sessions) + 1}")
-            return {"session_id": self.sessions[-1], "state": "active", "heartbeat_seconds": 0.05}
+            return {"session_id": self.sessions[-1], "state": "active", "heartbeat_seconds": 0.5}
 
     def session_heartbeat(self, *, session_id: str, health: dict[str, bool]) -> dict:
         return {"session_id": session_id, "state": "active"}
@@ -76,7 +78,9 @@ class InMemoryCore:
     def acquire(self, *, session_id: str, offers: dict[str, int], wait_seconds: float) -> dict | None:
         with self._lock:
             self._raise_scripted("acquire")
-            return self._claims.popleft() if self._claims else None
+            claim = self._claims.popleft() if self._claims else None
+        self.while_acquiring()
+        return claim
 
     def claim_heartbeat(self, *, claim_id: str, phase: str) -> dict:
         return {"lease_expires_at": "2030-01-01T00:00:00Z", "cancellation_requested": False}
@@ -95,6 +99,8 @@ class InMemoryCore:
         return self._report(("failure", claim_id, failure_class, code))
 
     def release(self, *, claim_id: str) -> dict:
+        with self._lock:
+            self._raise_scripted("release")
         return self._report(("release", claim_id))
 
     def deliver(self, *, claim_id: str, diagnostics: dict) -> dict:
@@ -107,8 +113,9 @@ class InMemoryCore:
         return {"job_id": f"job-{report[1]}", "job_state": "queued"}
 
     def _raise_scripted(self, call: str) -> None:
-        if self._scripted[call]:
-            raise self._scripted[call].popleft()
+        error = self._scripted[call].popleft() if self._scripted[call] else None
+        if error is not None:
+            raise error
 
 
 def _claim(claim_id: str, number: int, data: bytes, *, schema: str, operation: str) -> dict:
