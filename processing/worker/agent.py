@@ -27,6 +27,12 @@ class AgentSettings:
     slots: int = 1
     max_jobs: int | None = None
     acquire_wait_seconds: float = 20.0
+    # After a failed claiming round the agent waits this long, doubling up to the maximum.
+    retry_initial_seconds: float = 0.5
+    retry_max_seconds: float = 30.0
+
+
+SESSION_LOST = ("session_gone", "session_not_found")
 
 
 class WorkerAgent:
@@ -35,7 +41,7 @@ class WorkerAgent:
         self.processors = {processor.operation: processor for processor in processors}
         self.free = dict.fromkeys(self.processors, settings.slots)
         self.active: dict[str, ActiveClaim] = {}
-        self.threads: list[threading.Thread] = []
+        self.threads: set[threading.Thread] = set()
         self.condition = threading.Condition()
         self.draining = threading.Event()
         self.stopping = threading.Event()
@@ -59,14 +65,30 @@ class WorkerAgent:
         signal.signal(signal.SIGINT, on_term)
 
     def run(self) -> int:
-        self._register()
         threading.Thread(target=self._heartbeat_loop, name="heartbeats", daemon=True).start()
+        delay = self.settings.retry_initial_seconds
         while not self.draining.is_set() and not self._enough_jobs():
-            offers = self._wait_for_free_permits()
-            if offers:
-                self._acquire_once(offers)
+            try:
+                self._claim_once()
+            except Exception:
+                # Leaving the loop would leave a process that looks alive (heartbeats, running
+                # jobs) but never claims again; whatever failed, back off and go on.
+                logger.exception("claiming failed; retrying", extra={"session": self.session_id, "retry_in": delay})
+                self.draining.wait(delay)
+                delay = min(delay * 2, self.settings.retry_max_seconds)
+            else:
+                delay = self.settings.retry_initial_seconds
         self._drain()
         return 0
+
+    def _claim_once(self) -> None:
+        """Register when there is no session; otherwise offer the free permits once."""
+        if self.session_id is None:
+            self._register()
+            return
+        offers = self._wait_for_free_permits()
+        if offers:
+            self._acquire_once(offers)
 
     def _enough_jobs(self) -> bool:
         return self.settings.max_jobs is not None and self.started_jobs >= self.settings.max_jobs
@@ -77,9 +99,11 @@ class WorkerAgent:
              "slots": self.settings.slots}
             for p in self.processors.values()
         ]  # fmt: skip
+        # Only the claim loop registers, so a slow registration never holds up the claims' heartbeats.
         session = self.client.register(instance=self.settings.instance, processors=declarations)
-        self.session_id = session["session_id"]
-        self.heartbeat_seconds = float(session.get("heartbeat_seconds", 5.0))
+        with self.condition:
+            self.session_id = session["session_id"]
+            self.heartbeat_seconds = float(session.get("heartbeat_seconds", 5.0))
         logger.info("registered", extra={"session": self.session_id, "operations": sorted(self.processors)})
 
     # --- acquiring -------------------------------------------------------------------------------
@@ -92,26 +116,33 @@ class WorkerAgent:
             return {op: n for op, n in self.free.items() if n > 0} if not self.draining.is_set() else {}
 
     def _acquire_once(self, offers: dict[str, int]) -> None:
+        """Acquire with ``offers`` and start what comes; CoreError or CoreUnavailable when Core fails us."""
         if self._enough_jobs():
             return
+        session_id = self.session_id
         try:
             claim = self.client.acquire(
-                session_id=self.session_id, offers=offers, wait_seconds=self.settings.acquire_wait_seconds
+                session_id=session_id, offers=offers, wait_seconds=self.settings.acquire_wait_seconds
             )
         except CoreError as exc:
-            if exc.code in ("session_gone", "session_not_found"):
-                self._register()
-                return
-            raise
-        except CoreUnavailable:
-            logger.error("core unreachable while acquiring; retrying")
+            if exc.code not in SESSION_LOST:
+                raise
+            self._session_lost(session_id)
             return
         if claim is None:
             return
         if self.draining.is_set():
-            self.client.release(claim_id=claim["claim_id"])
+            self._release(claim["claim_id"])
             return
         self._start(claim)
+
+    def _session_lost(self, session_id: str | None) -> None:
+        """Forget ``session_id`` unless it was already replaced; the claim loop registers anew."""
+        with self.condition:
+            if self.session_id == session_id:
+                logger.warning("session lost; registering again", extra={"session": session_id})
+                self.session_id = None
+                self.condition.notify_all()
 
     def _start(self, claim: dict) -> None:
         operation = claim["operation"]
@@ -125,7 +156,8 @@ class WorkerAgent:
             work_root=self.settings.work_root,
         )  # fmt: skip
         thread = threading.Thread(target=self._run_and_free, args=(run, active), name=f"job-{active.claim_id[:8]}")
-        self.threads.append(thread)
+        with self.condition:
+            self.threads.add(thread)
         thread.start()
 
     def _run_and_free(self, run: JobRun, active: ActiveClaim) -> None:
@@ -135,6 +167,7 @@ class WorkerAgent:
             with self.condition:
                 self.active.pop(active.claim_id, None)
                 self.free[active.claim["operation"]] += 1
+                self.threads.discard(threading.current_thread())
                 self.condition.notify_all()
 
     # --- heartbeats ------------------------------------------------------------------------------
@@ -153,11 +186,14 @@ class WorkerAgent:
                     logger.exception("claim heartbeat failed", extra={"claim": active.claim_id})
 
     def _session_heartbeat(self) -> None:
+        session_id = self.session_id
+        if session_id is None:
+            return
         try:
-            self.client.session_heartbeat(session_id=self.session_id, health=dict.fromkeys(self.processors, True))
+            self.client.session_heartbeat(session_id=session_id, health=dict.fromkeys(self.processors, True))
         except CoreError as exc:
-            if exc.code in ("session_gone", "session_not_found") and not self.draining.is_set():
-                self._register()
+            if exc.code in SESSION_LOST and not self.draining.is_set():
+                self._session_lost(session_id)
         except CoreUnavailable:
             logger.error("core unreachable for heartbeats")
 
@@ -178,10 +214,13 @@ class WorkerAgent:
     # --- draining --------------------------------------------------------------------------------
     def _drain(self) -> None:
         try:
-            self.client.drain(session_id=self.session_id)
+            if self.session_id is not None:
+                self.client.drain(session_id=self.session_id)
         except (CoreError, CoreUnavailable):
             logger.warning("could not tell core about the drain")
-        for thread in list(self.threads):
+        with self.condition:
+            running = list(self.threads)
+        for thread in running:
             while thread.is_alive():
                 thread.join(timeout=0.5)
                 if self.stopping.is_set():
@@ -192,7 +231,10 @@ class WorkerAgent:
         for active in list(self.active.values()):
             active.lost.set()
             active.cancel.set()
-            try:
-                self.client.release(claim_id=active.claim_id)
-            except (CoreError, CoreUnavailable):
-                logger.warning("could not release a claim; its lease will expire", extra={"claim": active.claim_id})
+            self._release(active.claim_id)
+
+    def _release(self, claim_id: str) -> None:
+        try:
+            self.client.release(claim_id=claim_id)
+        except (CoreError, CoreUnavailable):
+            logger.warning("could not release a claim; its lease will expire", extra={"claim": claim_id})

@@ -10,10 +10,12 @@ from processing.worker.client import CoreClient, CoreError, CoreUnavailable
 from processing.worker.contracts import (
     Diagnostics,
     Executor,
+    ExecutorError,
     FailureClass,
     Limits,
     Processor,
     ProcessorFailure,
+    ProcessorResult,
 )
 from processing.worker.unpack import input_materialize, input_verify
 
@@ -71,25 +73,11 @@ class JobRun:
             shutil.rmtree(self.work, ignore_errors=True)
 
     def _execute(self) -> None:
-        claim = self.active.claim
         try:
-            data = self.client.download_input(ticket=claim["input"]["download"])
-            input_verify(data, sha256=claim["input"]["sha256"], size=claim["input"]["size"])
-            input_dir, output_dir = self.work / "input", self.work / "output"
-            output_dir.mkdir(parents=True)
-            input_materialize(data, schema=claim["input"]["schema"], destination=input_dir)
-            result = self.processor.run(
-                input_dir=input_dir, output_dir=output_dir, request=claim["request"], limits=_limits_for(claim),
-                cancel=self.active.cancel, executor=self.executor,
-            )  # fmt: skip
+            input_dir, output_dir = self._prepare()
+            result = self._run_processor(input_dir, output_dir)
         except ProcessorFailure as failure:
             self._report_failure(failure)
-            return
-        except Exception:
-            logger.exception("processor crashed", extra=self.log)
-            self._report_failure(
-                ProcessorFailure(FailureClass.TRANSIENT_INFRASTRUCTURE, "agent_error", "The worker agent failed.")
-            )
             return
         if self._stopped():
             return
@@ -103,6 +91,46 @@ class JobRun:
             claim_id=self.active.claim_id, diagnostics=_diagnostics_payload(result.diagnostics)
         )
         logger.info("delivered", extra={**self.log, "job_state": outcome.get("job_state")})
+
+    def _prepare(self) -> tuple[Path, Path]:
+        """Download and verify the input and lay it out; ProcessorFailure when that fails."""
+        claim = self.active.claim
+        data = self.client.download_input(ticket=claim["input"]["download"])
+        input_verify(data, sha256=claim["input"]["sha256"], size=claim["input"]["size"])
+        input_dir, output_dir = self.work / "input", self.work / "output"
+        try:
+            self.work.parent.mkdir(parents=True, exist_ok=True)
+            # Only the agent may enter: the input is a user's document. The sandbox reaches the
+            # input and output directories through its own binds, never through this one.
+            self.work.mkdir(mode=0o700)
+            output_dir.mkdir()
+            input_materialize(data, schema=claim["input"]["schema"], destination=input_dir)
+        except OSError as exc:
+            logger.exception("could not lay out the input", extra=self.log)
+            message = "The worker could not store the input."
+            raise ProcessorFailure(FailureClass.TRANSIENT_INFRASTRUCTURE, "agent_storage_failed", message) from exc
+        return input_dir, output_dir
+
+    def _run_processor(self, input_dir: Path, output_dir: Path) -> ProcessorResult:
+        """The processor's result; its unanticipated exceptions become classified failures."""
+        claim = self.active.claim
+        try:
+            return self.processor.run(
+                input_dir=input_dir, output_dir=output_dir, request=claim["request"], limits=_limits_for(claim),
+                cancel=self.active.cancel, executor=self.executor,
+            )  # fmt: skip
+        except ProcessorFailure:
+            raise
+        except ExecutorError as exc:
+            # The host could not run the sandbox: another worker, or this one later, may.
+            logger.exception("executor failed", extra=self.log)
+            message = "The worker could not start the sandbox."
+            raise ProcessorFailure(FailureClass.TRANSIENT_INFRASTRUCTURE, "executor_failed", message) from exc
+        except Exception as exc:
+            # Retrying a processor bug on the same input only fails again, so the job ends here.
+            logger.exception("processor crashed", extra=self.log)
+            message = "The processor failed unexpectedly."
+            raise ProcessorFailure(FailureClass.INTERNAL_CONTRACT_VIOLATION, "processor_crashed", message) from exc
 
     def _stopped(self) -> bool:
         """After the processor returns: a lost claim reports nothing; a cancelled one reports the cancellation."""

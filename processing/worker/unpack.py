@@ -6,6 +6,7 @@ absolute or ``..`` paths, bounded count and size, files created exclusively
 (never following a link), and every file checked against the manifest.
 """
 
+import errno
 import hashlib
 import io
 import json
@@ -47,26 +48,39 @@ def _write_exclusive(target: Path, data: bytes) -> None:
         stream.write(data)
 
 
+# Errors a malformed archive or manifest raises while it is read: wrong types, missing keys,
+# undecodable or non-object JSON, an archive cut short.
+_MALFORMED = (ValueError, KeyError, TypeError, AttributeError, RecursionError, tarfile.TarError)
+# Errors the bundle's own names cause while it is written out: a file and a directory of the
+# same name, a name too long. Other OS errors (a full disk) are the worker's, not the input's.
+_NAME_CLASHES = (errno.EEXIST, errno.ENOTDIR, errno.EISDIR, errno.ENAMETOOLONG)
+
+
 def bundle_unpack(data: bytes, destination: Path) -> dict:
-    """Unpack a ``project-bundle/v1`` into ``destination``; return its manifest."""
+    """Unpack a ``project-bundle/v1`` into ``destination``; return its manifest.
+
+    Raises ProcessorFailure(invalid_input) for an unsafe, malformed or inconsistent bundle.
+    """
+    try:
+        return _bundle_unpack(data, destination)
+    except _MALFORMED as exc:
+        raise _invalid("The bundle or its manifest is malformed.") from exc
+    except OSError as exc:
+        if exc.errno not in _NAME_CLASHES:
+            raise
+        raise _invalid("The bundle's file names cannot be laid out as a directory tree.") from exc
+
+
+def _bundle_unpack(data: bytes, destination: Path) -> dict:
     try:
         archive = tarfile.open(fileobj=io.BytesIO(data), mode="r:")  # noqa: SIM115  closed by the with below
     except tarfile.TarError as exc:
         raise _invalid("The input is not a bundle archive.") from exc
-    contents: dict[str, bytes] = {}
-    total = 0
     with archive:
-        for count, member in enumerate(archive, start=1):
-            if count > MAX_FILES or not member.isfile():
-                raise _invalid("The bundle has too many entries or a non-file entry.")
-            _safe_relative(member.name)
-            total += member.size
-            if total > MAX_EXPANDED_BYTES:
-                raise _invalid("The bundle expands beyond the size limit.")
-            if member.name != "manifest.json" and not member.name.startswith("files/"):
-                raise _invalid(f"Unexpected entry {member.name[:100]!r}.")
-            contents[member.name] = archive.extractfile(member).read()
+        contents = _members(archive)
     manifest = json.loads(contents.pop("manifest.json", b"{}") or b"{}")
+    if not isinstance(manifest, dict):
+        raise _invalid("The bundle's manifest is not an object.")
     declared = {entry["path"]: entry for entry in manifest.get("files", [])}
     if set(declared) != {name.removeprefix("files/") for name in contents}:
         raise _invalid("The manifest does not list exactly the bundle's files.")
@@ -77,6 +91,22 @@ def bundle_unpack(data: bytes, destination: Path) -> dict:
         _write_exclusive(destination / _safe_relative(name), content)
     _write_exclusive(destination / "manifest.json", json.dumps(manifest).encode())
     return manifest
+
+
+def _members(archive: tarfile.TarFile) -> dict[str, bytes]:
+    contents: dict[str, bytes] = {}
+    total = 0
+    for count, member in enumerate(archive, start=1):
+        if count > MAX_FILES or not member.isfile():
+            raise _invalid("The bundle has too many entries or a non-file entry.")
+        _safe_relative(member.name)
+        total += member.size
+        if total > MAX_EXPANDED_BYTES:
+            raise _invalid("The bundle expands beyond the size limit.")
+        if member.name != "manifest.json" and not member.name.startswith("files/"):
+            raise _invalid(f"Unexpected entry {member.name[:100]!r}.")
+        contents[member.name] = archive.extractfile(member).read()
+    return contents
 
 
 def input_materialize(data: bytes, *, schema: str, destination: Path) -> dict:

@@ -22,13 +22,15 @@ from processing.worker.contracts import (
     ProcessorFailure,
 )
 from processing.worker.processors.child_protocol import MAX_OUTCOME_BYTES, OUTCOME_FILE, SCRATCH_DIR
+from processing.worker.truncation import bounded_text
 
-# Where the child's package lives: the sandbox must bind it read-only next to the runtime.
-PACKAGE_ROOT = Path(__file__).resolve().parents[3]
+# The child imports only the ``processing`` package, so the sandbox shows that directory alone,
+# at its own path, and never the rest of the checkout: var/ (tokens, other jobs' files), .git.
+PACKAGE_DIR = Path(__file__).resolve().parents[2]
+IMPORT_ROOT = PACKAGE_DIR.parent
 # An address nothing listens on: libraries that honour proxy variables fail fast instead of
 # reaching the network, even outside a sandbox that already has none.
 UNREACHABLE_PROXY = "http://127.0.0.1:9"
-LOG_CUT_MARKER = "\n[… log cut: {omitted} bytes omitted …]\n"
 
 
 @dataclass(frozen=True)
@@ -37,12 +39,13 @@ class ChildOutcome:
 
 
 def python_runtime_paths() -> list[Path]:
-    """The directories a Python child needs to read: the interpreter, its stdlib, the venv, Quire."""
+    """The directories a Python child needs to read: the interpreter, its stdlib, the venv (with its
+    site-packages), and Quire's ``processing`` package."""
     candidates = [
         Path(sys.prefix),
         Path(sys.base_prefix),
         Path(sys.executable).resolve().parent,
-        PACKAGE_ROOT,
+        PACKAGE_DIR,
     ]
     unique: list[Path] = []
     for path in candidates:
@@ -59,7 +62,7 @@ def child_environment(scratch_dir: Path) -> dict[str, str]:
         "TMPDIR": str(scratch_dir),
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
-        "PYTHONPATH": str(PACKAGE_ROOT),
+        "PYTHONPATH": str(IMPORT_ROOT),
         "PYTHONNOUSERSITE": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONHASHSEED": "0",
@@ -103,7 +106,7 @@ def run_child(
 
 
 def _judged(completed, output_dir: Path, limits: Limits) -> ChildOutcome:
-    log = bounded_log(completed.stderr + completed.stdout, limits.log_bytes)
+    log = bounded_text((completed.stderr + completed.stdout).decode("utf-8", errors="replace"), limits.log_bytes)
     _raise_for_interruption(completed, log)
     outcome = _read_outcome(output_dir / OUTCOME_FILE)
     (output_dir / OUTCOME_FILE).unlink(missing_ok=True)
@@ -113,15 +116,6 @@ def _judged(completed, output_dir: Path, limits: Limits) -> ChildOutcome:
     if outcome.get("status") != "succeeded":
         raise _failure_from_outcome(outcome, diagnostics)
     return ChildOutcome(diagnostics=diagnostics)
-
-
-def bounded_log(raw: bytes, limit: int) -> str:
-    """The log as text, keeping its head and tail around a marker when it exceeds ``limit`` bytes."""
-    if len(raw) <= limit:
-        return raw.decode("utf-8", errors="replace")
-    half = max(limit // 2, 1)
-    marker = LOG_CUT_MARKER.format(omitted=len(raw) - 2 * half)
-    return raw[:half].decode("utf-8", errors="replace") + marker + raw[-half:].decode("utf-8", errors="replace")
 
 
 def _raise_for_interruption(completed, log: str) -> None:

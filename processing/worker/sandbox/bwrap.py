@@ -15,6 +15,7 @@ limits and runs the command.
 """
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import threading
@@ -73,7 +74,7 @@ class BwrapExecutor:
         if not started:
             stderr = run.stderr.decode(errors="replace").strip()
             raise ExecutorError(f"bubblewrap could not set up the sandbox: {stderr}")
-        return run
+        return _with_signal_status(run)
 
     def _sandbox_options(self, *, cwd: Path, writable: list[Path], readable: list[Path], limits: Limits) -> list[str]:
         return [
@@ -161,6 +162,18 @@ def _run_announcing_start(
             return run, False
     finally:
         os.close(started_read)
+
+
+def _with_signal_status(run: CompletedRun) -> CompletedRun:
+    """``run`` with a death by signal n reported as -n, as ``subprocess`` reports it for the local executor.
+
+    bwrap waits for the command itself and exits with 128 + n when a signal killed it, so the
+    signal (SIGXCPU, SIGXFSZ, SIGKILL) would otherwise read as an ordinary failing exit. A command
+    exiting with 129-255 on its own reads as killed too: bwrap gives no way to tell them apart.
+    """
+    if run.returncode is not None and run.returncode > 128:
+        return dataclasses.replace(run, returncode=-(run.returncode - 128))
+    return run
 
 
 def _announce_start(fd: int) -> list[str]:

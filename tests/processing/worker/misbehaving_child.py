@@ -16,9 +16,19 @@ def misbehave(arguments: ChildArguments) -> tuple[dict, ...]:
     if act == "hog":
         hoard = [bytearray(64 * 1024 * 1024) for _ in range(1024)]
         return ({"message": str(len(hoard))},)
+    if act == "peek":
+        return (_peek(arguments.settings["path"]),)
     if act == "flood":
         (arguments.output_dir / "flood.bin").write_bytes(b"x" * (4 * 1024 * 1024))
     return ()
+
+
+def _peek(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as stream:
+            return {"message": f"read: {stream.read()}"}
+    except OSError as exc:
+        return {"message": f"unreadable: {type(exc).__name__}"}
 
 
 if __name__ == "__main__":

@@ -4,26 +4,34 @@ The PPTX processors rely on this classification for every way their sandboxed ch
 """
 
 import threading
+from pathlib import Path
 
 import pytest
 
-from processing.worker.contracts import Limits, ProcessorFailure
-from processing.worker.processors.child_runner import bounded_log, run_child
+from processing.worker.contracts import CompletedRun, Limits, ProcessorFailure
+from processing.worker.processors.child_runner import run_child
+from processing.worker.sandbox import BwrapExecutor
 
 CHILD = "tests.processing.worker.misbehaving_child"
+# The misbehaving child lives with the tests, which a sandboxed child cannot otherwise read.
+TESTS_PACKAGE = Path(__file__).resolve().parents[2]
+CHECKOUT_ROOT = TESTS_PACKAGE.parent
 
 
-def run_misbehaving(act: str, tmp_path, executor, *, limits: Limits, cancel: threading.Event | None = None):
+def run_misbehaving(
+    act: str, tmp_path, executor, *, limits: Limits, cancel: threading.Event | None = None, settings=None
+):
     (tmp_path / "input").mkdir()
     (tmp_path / "output").mkdir()
     return run_child(
         module=CHILD,
         input_dir=tmp_path / "input",
         output_dir=tmp_path / "output",
-        settings={"act": act},
+        settings={"act": act, **(settings or {})},
         limits=limits,
         cancel=cancel or threading.Event(),
         executor=executor,
+        extra_readable=(TESTS_PACKAGE,),
     )
 
 
@@ -43,6 +51,32 @@ def test_a_child_that_burns_cpu_is_stopped_by_its_cpu_limit(tmp_path, executor):
     failure = failure_of("spin", tmp_path, executor, limits=Limits(wall_seconds=60, cpu_seconds=1))
 
     assert (failure.failure_class, failure.code) == ("resource_limit", "cpu_time_exceeded")
+
+
+def test_a_child_that_burns_cpu_in_the_sandbox_is_stopped_by_its_cpu_limit(tmp_path):
+    failure = failure_of("spin", tmp_path, BwrapExecutor(), limits=Limits(wall_seconds=60, cpu_seconds=1))
+
+    assert (failure.failure_class, failure.code) == ("resource_limit", "cpu_time_exceeded")
+
+
+@pytest.fixture
+def file_in_the_checkout_root():
+    """A file next to the ``processing`` package, standing in for var/, .git and the like."""
+    path = CHECKOUT_ROOT / "sandbox-probe.txt"
+    path.write_text("checkout secret", encoding="utf-8")
+    yield path
+    path.unlink()
+
+
+def test_a_sandboxed_child_cannot_read_the_checkout_beyond_the_package(tmp_path, file_in_the_checkout_root):
+    outcome = run_misbehaving(
+        "peek", tmp_path, BwrapExecutor(), limits=Limits(wall_seconds=60),
+        settings={"path": str(file_in_the_checkout_root)},
+    )  # fmt: skip
+
+    [entry] = outcome.diagnostics.entries
+    assert entry.message.startswith("unreadable")
+    assert "checkout secret" not in entry.message
 
 
 def test_a_cancelled_job_stops_its_child_as_interrupted(tmp_path, executor):
@@ -81,8 +115,25 @@ def test_the_child_may_write_only_its_output_directory_and_reads_the_python_runt
     assert executor.last_argv[1:4] == ["-B", "-m", CHILD]
 
 
-def test_a_long_log_keeps_its_head_and_tail_around_a_marker():
-    log = bounded_log(b"head " + b"x" * 10_000 + b" tail", 100)
+class CannedExecutor:
+    """Runs nothing: every command ends as ``completed`` says, to see how the runner judges that."""
 
+    name = "canned"
+    is_sandbox = False
+
+    def __init__(self, completed: CompletedRun):
+        self.completed = completed
+
+    def run(self, argv, **_) -> CompletedRun:
+        return self.completed
+
+
+def test_a_long_child_log_keeps_head_and_tail_within_the_log_limit(tmp_path):
+    chatty = CompletedRun(returncode=1, stdout=b"", stderr=b"head " + b"x" * 10_000 + b" tail")
+
+    failure = failure_of("crash", tmp_path, CannedExecutor(chatty), limits=Limits(log_bytes=100))
+
+    log = failure.diagnostics.log
     assert log.startswith("head ") and log.endswith(" tail")
-    assert "bytes omitted" in log and len(log) < 200
+    assert len(log.encode()) <= 100
+    assert "bytes cut" in log  # the one marker every bounded log carries

@@ -1,6 +1,7 @@
 """The executors: confinement, limits, wall clock, cancellation and whole-tree kills."""
 
 import logging
+import signal
 import socket
 import threading
 import time
@@ -200,6 +201,19 @@ def test_the_file_size_limit_stops_a_big_write(run_in, work_dir, executor_class)
 
     assert run.returncode != 0
     assert (work_dir / "big").stat().st_size == 1024**2
+
+
+@pytest.mark.parametrize("executor_class", [BwrapExecutor, LocalExecutor])
+def test_a_command_killed_by_a_signal_reports_the_signal_as_a_negative_status(run_in, executor_class):
+    run = run_in(executor_class(), shell("kill -XCPU $$"))
+
+    assert run.returncode == -signal.SIGXCPU
+
+
+def test_a_command_exiting_with_a_plain_status_keeps_it_in_the_sandbox(run_in):
+    run = run_in(BwrapExecutor(), shell("exit 3"))
+
+    assert run.returncode == 3
 
 
 def test_the_process_bound_counts_only_the_jobs_processes(run_in, watched_executor):

@@ -1,0 +1,155 @@
+"""An in-memory twin of Core's side of the worker protocol, to drive the agent without a server.
+
+It implements ``CoreClient``: claims handed to it are given out by ``acquire``, inputs are
+served by ticket, and every report (failure, delivery, release, upload) is recorded in order.
+A test scripts refusals and outages by queueing the exceptions a call raises before it answers.
+"""
+
+import hashlib
+import io
+import json
+import tarfile
+import threading
+from collections import defaultdict, deque
+
+from processing.worker.client import CoreError, CoreUnavailable
+
+ECHO_OPERATION = "test.echo/v1"
+
+
+def session_gone() -> CoreError:
+    return CoreError(409, "session_gone", "The session expired.")
+
+
+def core_refuses(code: str = "validation_error") -> CoreError:
+    return CoreError(422, code, "Refused.")
+
+
+def core_unreachable() -> CoreUnavailable:
+    return CoreUnavailable("POST sessions: connection refused")
+
+
+class InMemoryCore:
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._claims: deque[dict] = deque()
+        self._inputs: dict[str, bytes] = {}
+        self._scripted: dict[str, deque[Exception | None]] = defaultdict(deque)
+        self.sessions: list[str] = []
+        self.reports: list[tuple] = []
+        self.uploads: list[dict] = []
+        self.reported = threading.Condition(self._lock)
+        # Called as ``acquire`` is about to answer, to make something happen while it waited.
+        self.while_acquiring = lambda: None
+
+    # --- arranging -------------------------------------------------------------------------------
+    def queue_claim(self, data: bytes, *, schema: str = "project-bundle/v1", operation: str = ECHO_OPERATION) -> str:
+        """Make ``data`` the input of a claim the next ``acquire`` hands out; return its claim id."""
+        with self._lock:
+            number = len(self._inputs) + 1
+            claim_id = f"claim-{number:04d}"
+            self._inputs[f"/transfers/{claim_id}"] = data
+            self._claims.append(_claim(claim_id, number, data, schema=schema, operation=operation))
+        return claim_id
+
+    def fail_next(self, call: str, *errors: Exception | None) -> None:
+        """The next ``len(errors)`` calls of ``call`` raise these, in order; ``None`` answers normally."""
+        with self._lock:
+            self._scripted[call].extend(errors)
+
+    def wait_for_reports(self, count: int, timeout: float = 30.0) -> list[tuple]:
+        with self.reported:
+            assert self.reported.wait_for(lambda: len(self.reports) >= count, timeout), self.reports
+            return list(self.reports)
+
+    # --- the protocol ----------------------------------------------------------------------------
+    def register(self, *, instance: str, processors: list[dict]) -> dict:
+        with self._lock:
+            self._raise_scripted("register")
+            self.sessions.append(f"session-{len(self.sessions) + 1}")
+            return {"session_id": self.sessions[-1], "state": "active", "heartbeat_seconds": 0.5}
+
+    def session_heartbeat(self, *, session_id: str, health: dict[str, bool]) -> dict:
+        return {"session_id": session_id, "state": "active"}
+
+    def drain(self, *, session_id: str) -> dict:
+        return {"session_id": session_id, "state": "draining"}
+
+    def acquire(self, *, session_id: str, offers: dict[str, int], wait_seconds: float) -> dict | None:
+        with self._lock:
+            self._raise_scripted("acquire")
+            claim = self._claims.popleft() if self._claims else None
+        self.while_acquiring()
+        return claim
+
+    def claim_heartbeat(self, *, claim_id: str, phase: str) -> dict:
+        return {"lease_expires_at": "2030-01-01T00:00:00Z", "cancellation_requested": False}
+
+    def download_input(self, *, ticket: dict) -> bytes:
+        with self._lock:
+            self._raise_scripted("download_input")
+            return self._inputs[ticket["url"]]
+
+    def upload_output(self, *, claim_id: str, role: str, media_type: str, filename: str, data: bytes) -> dict:
+        with self._lock:
+            self.uploads.append({"claim_id": claim_id, "role": role, "filename": filename, "data": data})
+            return {"role": role}
+
+    def fail(self, *, claim_id: str, failure_class: str, code: str, message: str, diagnostics: dict) -> dict:
+        return self._report(("failure", claim_id, failure_class, code))
+
+    def release(self, *, claim_id: str) -> dict:
+        with self._lock:
+            self._raise_scripted("release")
+        return self._report(("release", claim_id))
+
+    def deliver(self, *, claim_id: str, diagnostics: dict) -> dict:
+        return self._report(("delivery", claim_id))
+
+    def _report(self, report: tuple) -> dict:
+        with self.reported:
+            self.reports.append(report)
+            self.reported.notify_all()
+        return {"job_id": f"job-{report[1]}", "job_state": "queued"}
+
+    def _raise_scripted(self, call: str) -> None:
+        error = self._scripted[call].popleft() if self._scripted[call] else None
+        if error is not None:
+            raise error
+
+
+def _claim(claim_id: str, number: int, data: bytes, *, schema: str, operation: str) -> dict:
+    sha256 = hashlib.sha256(data).hexdigest()
+    return {
+        "job_id": f"job-{number:04d}", "attempt": 1, "claim_id": claim_id, "operation": operation,
+        "processor_contract": "quire-echo/1", "lease_expires_at": "2030-01-01T00:00:00Z",
+        "limits": {"wall_seconds": 30, "artifact_bytes": 1024**2, "diagnostic_bytes": 4096, "lease_seconds": 30},
+        "request": {"operation": operation, "input_schema": schema, "options": {}, "input_profile": "",
+                    "filename": "", "attempt": 1},
+        "input": {"sha256": sha256, "size": len(data), "schema": schema,
+                  "download": {"ticket_id": claim_id, "url": f"/transfers/{claim_id}", "secret": "s",
+                               "expires_at": "2030-01-01T00:00:00Z", "max_bytes": len(data)}},
+    }  # fmt: skip
+
+
+def bundle_archive(files: dict[str, bytes], *, manifest: bytes | dict | None = None) -> bytes:
+    """A ``project-bundle/v1`` tar of ``files`` (paths under ``files/``) with a matching manifest,
+    or with ``manifest`` (an object, or raw bytes) in its place."""
+    if manifest is None:
+        manifest = {
+            "schema": "project-bundle/v1",
+            "files": [manifest_record(path, data) for path, data in files.items()],
+        }
+    members = {"manifest.json": manifest if isinstance(manifest, bytes) else json.dumps(manifest).encode()}
+    members.update({f"files/{path}": data for path, data in files.items()})
+    stream = io.BytesIO()
+    with tarfile.open(fileobj=stream, mode="w") as archive:
+        for name, data in members.items():
+            member = tarfile.TarInfo(name)
+            member.size = len(data)
+            archive.addfile(member, io.BytesIO(data))
+    return stream.getvalue()
+
+
+def manifest_record(path: str, data: bytes) -> dict:
+    return {"path": path, "kind": "asset", "length": len(data), "sha256": hashlib.sha256(data).hexdigest()}

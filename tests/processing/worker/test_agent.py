@@ -1,0 +1,105 @@
+"""The agent's claim loop: it keeps claiming through Core's refusals and outages, and drains cleanly."""
+
+import threading
+
+import pytest
+
+from processing.worker.agent import AgentSettings, WorkerAgent
+from processing.worker.processors.echo import EchoProcessor
+from tests.processing.worker.core_twin import (
+    InMemoryCore,
+    bundle_archive,
+    core_refuses,
+    core_unreachable,
+    session_gone,
+)
+
+BUNDLE = bundle_archive({"main.tex": b"\\documentclass{article}"})
+GENEROUS_SECONDS = 60.0
+
+
+@pytest.fixture
+def core() -> InMemoryCore:
+    return InMemoryCore()
+
+
+@pytest.fixture
+def agent_for(core, tmp_path):
+    """``agent_for(max_jobs=...)``: an agent on the in-memory Core that retries at once."""
+
+    def make(*, max_jobs: int) -> WorkerAgent:
+        settings = AgentSettings(
+            instance="test-agent", work_root=tmp_path / "work", max_jobs=max_jobs, acquire_wait_seconds=0,
+            retry_initial_seconds=0, retry_max_seconds=0,
+        )  # fmt: skip
+        return WorkerAgent(client=core, processors=[EchoProcessor()], executor=None, settings=settings)
+
+    return make
+
+
+def run_to_completion(agent: WorkerAgent) -> None:
+    """Run the agent until it stops by itself; fail if it raised or never stopped."""
+    outcome = {}
+
+    def run():
+        try:
+            outcome["exit"] = agent.run()
+        except Exception as exc:  # reported by the assertion below
+            outcome["exit"] = exc
+
+    runner = threading.Thread(target=run, daemon=True)
+    runner.start()
+    runner.join(GENEROUS_SECONDS)
+    assert outcome == {"exit": 0}
+
+
+def test_the_agent_claims_after_registration_fails(core, agent_for):
+    core.fail_next("register", core_unreachable(), core_refuses("processor_out_of_scope"), core_unreachable())
+    claim_id = core.queue_claim(BUNDLE)
+
+    run_to_completion(agent_for(max_jobs=1))
+
+    assert core.reports == [("delivery", claim_id)]
+
+
+def test_the_agent_claims_after_acquiring_fails(core, agent_for):
+    core.fail_next("acquire", core_refuses("request_id_reused"), core_unreachable(), core_refuses("validation_error"))
+    claim_id = core.queue_claim(BUNDLE)
+
+    run_to_completion(agent_for(max_jobs=1))
+
+    assert core.reports == [("delivery", claim_id)]
+
+
+def test_the_agent_registers_again_when_its_session_is_gone_even_if_that_fails_at_first(core, agent_for):
+    core.fail_next("acquire", session_gone())
+    core.fail_next("register", None, core_unreachable(), core_refuses("processor_out_of_scope"))
+    claim_id = core.queue_claim(BUNDLE)
+
+    run_to_completion(agent_for(max_jobs=1))
+
+    assert core.reports == [("delivery", claim_id)]
+    assert core.sessions == ["session-1", "session-2"]
+
+
+def test_finished_jobs_leave_no_threads_behind(core, agent_for):
+    claim_ids = [core.queue_claim(BUNDLE) for _ in range(3)]
+    agent = agent_for(max_jobs=3)
+
+    run_to_completion(agent)
+
+    assert sorted(report[1] for report in core.reports) == claim_ids
+    assert agent.threads == set()
+
+
+def test_a_claim_arriving_as_the_agent_drains_is_given_back_and_a_failed_release_does_not_stop_the_drain(
+    core, agent_for
+):
+    agent = agent_for(max_jobs=None)
+    core.while_acquiring = agent.draining.set
+    core.fail_next("release", core_unreachable())
+    core.queue_claim(BUNDLE)
+
+    run_to_completion(agent)
+
+    assert (core.reports, core.uploads) == ([], [])  # the claim was not run

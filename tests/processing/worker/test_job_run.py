@@ -1,0 +1,106 @@
+"""Running one claim: how its failures are classified, and where its files live."""
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from processing.worker.contracts import ExecutorError, FailureClass, ProcessorResult
+from processing.worker.job_run import ActiveClaim, JobRun
+from processing.worker.processors.echo import EchoProcessor
+from tests.processing.worker.core_twin import InMemoryCore, bundle_archive
+
+MAIN = b"\\documentclass{article}"
+
+
+class ScriptedProcessor(EchoProcessor):
+    """Echo's identity, but its run does what the test says, seeing what a processor sees."""
+
+    def __init__(self, act):
+        self.act = act
+
+    def run(self, *, input_dir: Path, output_dir: Path, **_) -> ProcessorResult:
+        return self.act(input_dir, output_dir)
+
+
+@pytest.fixture
+def core() -> InMemoryCore:
+    return InMemoryCore()
+
+
+@pytest.fixture
+def run_claim(core, tmp_path):
+    """``run_claim(data, processor=...)``: acquire the claim for ``data`` and run it; return Core's reports."""
+
+    def run(data: bytes, *, processor=None) -> list[tuple]:
+        core.queue_claim(data)
+        claim = core.acquire(session_id="session-1", offers={"test.echo/v1": 1}, wait_seconds=0)
+        JobRun(
+            client=core, active=ActiveClaim(claim=claim), processor=processor or EchoProcessor(), executor=None,
+            work_root=tmp_path / "work",
+        ).execute()  # fmt: skip
+        return core.reports
+
+    return run
+
+
+def raising(exc: Exception):
+    def act(input_dir, output_dir):
+        raise exc
+
+    return act
+
+
+def test_a_good_bundle_is_delivered(run_claim):
+    reports = run_claim(bundle_archive({"main.tex": MAIN}))
+
+    assert reports == [("delivery", "claim-0001")]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        bundle_archive({"main.tex": MAIN}, manifest=b"{not json"),
+        bundle_archive({"main.tex": MAIN}, manifest=b"[]"),
+        bundle_archive({"main.tex": MAIN}, manifest={"files": [{"path": "main.tex"}]}),
+        bundle_archive({"a": b"x", "a/b": b"y"}),
+    ],
+    ids=["not-json", "not-an-object", "no-length-or-sha256", "file-directory-clash"],
+)
+def test_a_bad_bundle_is_reported_as_invalid_input_not_retried(run_claim, data):
+    reports = run_claim(data)
+
+    assert [(kind, failure_class) for kind, _, failure_class, _ in reports] == [("failure", "invalid_input")]
+
+
+def test_a_processor_that_breaks_unexpectedly_is_a_contract_violation(run_claim):
+    reports = run_claim(bundle_archive({"main.tex": MAIN}), processor=ScriptedProcessor(raising(KeyError("page"))))
+
+    assert [report[2] for report in reports] == [FailureClass.INTERNAL_CONTRACT_VIOLATION]
+
+
+def test_a_sandbox_that_cannot_start_is_transient(run_claim):
+    processor = ScriptedProcessor(raising(ExecutorError("bubblewrap could not set up the sandbox")))
+
+    reports = run_claim(bundle_archive({"main.tex": MAIN}), processor=processor)
+
+    assert [report[2] for report in reports] == [FailureClass.TRANSIENT_INFRASTRUCTURE]
+
+
+def test_the_claims_work_directory_is_private_to_the_agent(run_claim):
+    seen = {}
+
+    def look(input_dir, output_dir):
+        seen["work"] = stat.S_IMODE(input_dir.parent.stat().st_mode)
+        seen["parent"] = input_dir.parent.name
+        raise RuntimeError("stop here")
+
+    run_claim(bundle_archive({"main.tex": MAIN}), processor=ScriptedProcessor(look))
+
+    assert seen == {"work": 0o700, "parent": "claim-0001"}
+
+
+def test_the_claims_work_directory_is_removed_afterwards(run_claim, tmp_path):
+    run_claim(bundle_archive({"main.tex": MAIN}))
+
+    assert list((tmp_path / "work").iterdir()) == []
