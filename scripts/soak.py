@@ -2,10 +2,15 @@
 
 Runs in its own database: the web server (gunicorn, 2 workers), two agents (4 slots, test.echo/v1 and
 LaTeX builds), the maintenance loop and the outbox relay to RabbitMQ (or PostgreSQL NOTIFY when
-RabbitMQ is not reachable). Simulated users submit echo jobs steadily and LaTeX builds now and then,
-retrying with the same Idempotency-Key when a request fails. Meanwhile, at random intervals: kill -9
-an agent (and restart it), kill -9 a web worker, restart PostgreSQL, stop and start RabbitMQ. At the
-end the load stops, the reapers drain the system, and ``processing_check`` must pass.
+RabbitMQ is not reachable or ``rabbitmqctl`` is not installed). Simulated users submit echo jobs
+steadily and LaTeX builds now and then, retrying with the same Idempotency-Key when a request fails.
+Meanwhile, at random intervals: kill -9 an agent (and restart it), kill -9 a web worker, kill -9 the
+outbox relay (and restart it), restart PostgreSQL, stop and start RabbitMQ. At the end the load stops,
+the reapers drain the system, and ``processing_check`` must pass.
+
+Killing the relay can land between the broker's confirm and the relay recording it: the event is
+published again once its claim lease passes. Delivery is at least once and consumers recognise
+duplicates by ``event_id``; the checker reads the database, where such an event is simply dispatched.
 
 SOAK_MINUTES (default 10), SOAK_SEED (default: time), SOAK_USERS (4), SOAK_ECHO_PER_S (6).
 Exit status 0 only when the checker's verdict is clean and every accepted job is terminal.
@@ -14,6 +19,7 @@ Exit status 0 only when the checker's verdict is clean and every accepted job is
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -51,6 +57,9 @@ class Tally:
 
 
 def _rabbit_up() -> bool:
+    """RabbitMQ runs here and ``rabbitmqctl`` can bounce it; otherwise the soak uses NOTIFY."""
+    if shutil.which("rabbitmqctl") is None:
+        return False
     return subprocess.run(["rabbitmqctl", "-q", "status"], capture_output=True).returncode == 0
 
 
@@ -118,12 +127,16 @@ def _user_loop(url: str, token: str, echo_project: str, latex_project: str, stop
 def _chaos(fleet: Fleet, stop: threading.Event, rng: random.Random, log: list[str]) -> None:
     from config.embedded_db import restart
 
-    actions = ["kill_agent", "kill_web_worker", "restart_postgres", "bounce_rabbitmq"]
+    actions = ["kill_agent", "kill_web_worker", "kill_relay"]
+    if not os.environ.get("BENCH_DATABASE_URL"):  # only the checkout's own PostgreSQL is restarted
+        actions.append("restart_postgres")
+    if fleet.env.get("OUTBOX_BROKER_URL", "").startswith("amqp"):
+        actions.append("bounce_rabbitmq")
     while not stop.wait(rng.uniform(20, 50)):
         action = rng.choice(actions)
         log.append(f"{time.strftime('%H:%M:%S')} {action}")
-        if action == "kill_agent":
-            name = rng.choice(["agent-a", "agent-b"])
+        if action in ("kill_agent", "kill_relay"):
+            name = rng.choice(["agent-a", "agent-b"]) if action == "kill_agent" else "relay"
             fleet.kill(name)
             stop.wait(rng.uniform(1, 5))
             fleet.start(name)
@@ -132,9 +145,9 @@ def _chaos(fleet: Fleet, stop: threading.Event, rng: random.Random, log: list[st
                                      capture_output=True, text=True).stdout.split()  # fmt: skip
             if workers:
                 os.kill(int(rng.choice(workers)), signal.SIGKILL)  # gunicorn starts a new one
-        elif action == "restart_postgres" and not os.environ.get("BENCH_DATABASE_URL"):
+        elif action == "restart_postgres":
             restart(ROOT / "var" / "pgdata")
-        elif action == "bounce_rabbitmq" and fleet.env.get("OUTBOX_BROKER_URL", "").startswith("amqp"):
+        elif action == "bounce_rabbitmq":
             subprocess.run(["rabbitmqctl", "-q", "stop_app"], capture_output=True)
             stop.wait(rng.uniform(3, 12))
             subprocess.run(["rabbitmqctl", "-q", "start_app"], capture_output=True)
@@ -181,7 +194,7 @@ def _diagnose(fleet: "Fleet", tally: Tally) -> None:
 def _report(tally: Tally, chaos_log: list[str], drained: bool, verdict: subprocess.CompletedProcess) -> bool:
     from django.db.models import Count
 
-    from processing.models import AttemptState, ProcessingAttempt, ProcessingJob
+    from processing.models import AttemptState, OutboxEvent, ProcessingAttempt, ProcessingJob
 
     jobs = ProcessingJob.objects.filter(pk__in=tally.jobs)
     states = dict(jobs.values_list("state").annotate(n=Count("pk")).order_by())
@@ -200,6 +213,8 @@ def _report(tally: Tally, chaos_log: list[str], drained: bool, verdict: subproce
     print(f"  lost leases             {lost}")
     print(f"  duplicates prevented    {tally.counts['replayed']} (idempotent replays)")
     print(f"  refused submissions     {sum(v for k, v in tally.counts.items() if k.startswith('refused'))}")
+    reclaimed = OutboxEvent.objects.filter(attempts__gt=1).count()
+    print(f"  outbox events retried   {reclaimed} (claimed more than once: a consumer may see them twice)")
     print(
         f"  end-to-end latency      p50 {percentile(latencies, 0.5):.0f} ms, p99 {percentile(latencies, 0.99):.0f} ms"
     )
@@ -207,6 +222,15 @@ def _report(tally: Tally, chaos_log: list[str], drained: bool, verdict: subproce
     print(f"  checker verdict         {'clean' if verdict.returncode == 0 else 'VIOLATIONS'}")
     print("  " + verdict.stdout.strip().replace("\n", "\n  "))
     return clean
+
+
+def _web_master() -> int:
+    """The pid of this soak's gunicorn master: our own child, never another gunicorn on the machine."""
+    found = subprocess.run(["pgrep", "-P", str(os.getpid()), "-f", "config.asgi:application"],
+                           capture_output=True, text=True).stdout.split()  # fmt: skip
+    if len(found) != 1:
+        raise RuntimeError(f"expected one web server started by this soak, found {found}")
+    return int(found[0])
 
 
 def main() -> int:
@@ -229,8 +253,7 @@ def main() -> int:
 
         with web_server(env, workers=2, log=directory / "web.log") as url:
             fleet = Fleet(url, directory, env)
-            fleet.web_master = int(subprocess.run(["pgrep", "-f", "-o", "config.asgi:application"],
-                                                  capture_output=True, text=True).stdout.split()[0])  # fmt: skip
+            fleet.web_master = _web_master()
             for name in ("agent-a", "agent-b", "maintenance", "relay"):
                 fleet.start(name)
             tally, stop, chaos_log = Tally(), threading.Event(), []
@@ -250,8 +273,9 @@ def main() -> int:
             stop.set()
             for thread in [*users, chaos]:
                 thread.join()
-            subprocess.run(["rabbitmqctl", "-q", "start_app"], capture_output=True)
-            for name in ("agent-a", "agent-b"):
+            if broker:  # a bounce may have been cut short by the end of the load
+                subprocess.run(["rabbitmqctl", "-q", "start_app"], capture_output=True)
+            for name in ("agent-a", "agent-b", "relay"):
                 if fleet.processes[name].poll() is not None:
                     fleet.start(name)
             drained = _drained(tally.jobs, timeout=float(os.environ.get("SOAK_DRAIN_SECONDS", "300")))

@@ -2,6 +2,7 @@
 
 import io
 import uuid
+from urllib.parse import urlsplit, urlunsplit
 
 import pika
 import pytest
@@ -79,7 +80,7 @@ def test_an_unroutable_publish_is_not_recorded_as_dispatched(amqp_url, exchange)
 
 def test_while_rabbitmq_is_unreachable_the_event_waits_and_is_published_when_it_returns(amqp_url, exchange, subscriber):
     event = emit()
-    unreachable = amqp_url.replace("127.0.0.1:5672", "127.0.0.1:1")
+    unreachable = _on_port(amqp_url, 1)  # nothing listens on port 1: the connection is refused
 
     assert OutboxRelay(AmqpBroker(unreachable, exchange=exchange)).run_once().failed == 1
     event.refresh_from_db()
@@ -88,6 +89,14 @@ def test_while_rabbitmq_is_unreachable_the_event_waits_and_is_published_when_it_
     make_due(event)
     assert OutboxRelay(AmqpBroker(amqp_url, exchange=exchange)).run_once().published == 1
     assert [item.event_id for item in _received(subscriber, 1, DuplicateFilter())] == [str(event.event_id)]
+
+
+def _on_port(url: str, port: int) -> str:
+    """``url`` with the same credentials, host and virtual host, on ``port``."""
+    parts = urlsplit(url)
+    host = f"[{parts.hostname}]" if ":" in (parts.hostname or "") else parts.hostname
+    credentials = parts.netloc.rpartition("@")[0]
+    return urlunsplit(parts._replace(netloc=f"{credentials}@{host}:{port}" if credentials else f"{host}:{port}"))
 
 
 class _Crash(BaseException):

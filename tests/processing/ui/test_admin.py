@@ -1,5 +1,7 @@
 """The operators' admin: read-only history, and actions that go through the services."""
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -19,11 +21,13 @@ from tests.factories import UserFactory
 from tests.processing.conftest import submit_build
 from tests.processing.factories import WorkerSessionFactory
 from tests.processing.lifecycle import build_to_success, pdf_bytes, stage
+from workspace.services import file_write
 
 pytestmark = pytest.mark.django_db
 
 LATEX = "latex.compile.pdf/v1"
 JOBS = "/admin/processing/processingjob/"
+STARTER_EDITED = b"\\documentclass{article}\\begin{document}Edited.\\end{document}\n"
 
 
 @pytest.fixture
@@ -136,12 +140,27 @@ def test_the_other_admin_pages_render(operator, owner_client, project):
         assert operator.get(f"/admin/processing/{model}/{instance.pk}/change/").status_code == 200, model
 
 
-def test_the_blob_list_counts_references(operator, owner_client, project):
-    job = build_to_success(submit_build(owner_client, project).json()["id"])
+def _blob_row_counts(page: str, sha256: str) -> tuple[int, int, int]:
+    """(job inputs, artifacts, staged outputs) shown in the blob list's row for ``sha256``."""
+    rows = [row for row in re.findall(r"<tr.*?</tr>", page, flags=re.DOTALL) if sha256[:16] in row]
+    assert len(rows) == 1, sha256
+    cells = dict(re.findall(r'<td class="field-(as_input|as_artifact|as_staged)">(\d+)</td>', rows[0]))
+    return int(cells["as_input"]), int(cells["as_artifact"]), int(cells["as_staged"])
+
+
+def test_the_blob_list_counts_references(operator, owner, owner_client, project):
+    pdf = pdf_bytes()  # both builds deliver the same PDF: one blob, two artifacts
+    first = build_to_success(submit_build(owner_client, project, key="first").json()["id"], pdf=pdf)
+    file_write(actor_id=owner.pk, project_id=project.pk, path="main.tex", data=STARTER_EDITED)
+    second = build_to_success(submit_build(owner_client, project, key="second").json()["id"], pdf=pdf)
+    shared_pdf = ProcessingArtifact.objects.get(job=first, role="pdf").blob
 
     page = operator.get("/admin/processing/processingblob/").content.decode()
 
-    assert job.input_blob.sha256[:16] in page
+    assert _blob_row_counts(page, first.input_blob.sha256) == (1, 0, 0)
+    assert _blob_row_counts(page, second.input_blob.sha256) == (1, 0, 0)
+    # Each delivery's staged row stays until maintenance drops it after the staging grace period.
+    assert _blob_row_counts(page, shared_pdf.sha256) == (0, 2, 2)
 
 
 def test_the_overview_shows_queue_sessions_failures_and_lease_losses(operator, queued_build, failed_build):
