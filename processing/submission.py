@@ -1,22 +1,27 @@
 """One submission: authorize → reserve (idempotency + admission, job in ``preparing``) → capture → queue.
 
-Each step owns a short transaction; nothing holds a lock across capture. A
-failed preparation fails its job (``invalid_input`` or
-``transient_infrastructure``) so every accepted job reaches a terminal state.
+Each step owns a short transaction; no row lock is held across capture. The
+preparing request holds a session-level advisory lock on the job instead, so a
+retry with the same key can tell a preparation still under way from one whose
+request died (and take that one over). A failed preparation fails its job
+(``invalid_input`` or ``transient_infrastructure``) so every accepted job
+reaches a terminal state.
 """
 
+import contextlib
 import hashlib
 import logging
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from access import facade as access
 from processing import capabilities, reuse
-from processing.admission import admission_check
+from processing.admission import admission_check, advisory_key
 from processing.blobs import blob_put
 from processing.bundles import canonical_json
 from processing.capture import project_capture
@@ -130,9 +135,32 @@ def job_submit(
         "input_filename": upload.filename if upload else "",
     }
     submitted = _reserve(operation, scope, fields, limit)
-    if not submitted.replayed:
-        _prepare(operation, submitted.job_id, upload=upload, limit=limit)
+    with _preparation_held(submitted.job_id, wait=not submitted.replayed) as held:
+        # A replay prepares only a job whose first request died: nobody holds its preparation, yet it is
+        # still preparing. Preparing twice would be safe anyway (capture reads, blobs are content-addressed,
+        # and only the first preparation to lock the job queues it), but it is wasted work.
+        if held and (not submitted.replayed or _still_preparing(submitted.job_id)):
+            _prepare(operation, submitted.job_id, upload=upload, limit=limit)
     return submitted
+
+
+@contextmanager
+def _preparation_held(job_id: uuid.UUID, *, wait: bool):
+    """A session-level advisory lock on the job's preparation; PostgreSQL drops it if this process dies."""
+    key = advisory_key("preparation", job_id)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s), true" if wait else "SELECT null, pg_try_advisory_lock(%s)", [key])
+        held = cursor.fetchone()[1]
+    try:
+        yield held
+    finally:
+        if held:
+            with contextlib.suppress(OperationalError, InterfaceError), connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [key])  # a lost connection released it already
+
+
+def _still_preparing(job_id: uuid.UUID) -> bool:
+    return ProcessingJob.objects.filter(pk=job_id, state=JobState.PREPARING).exists()
 
 
 def _upload_check(operation: Operation, upload: Upload, limit: Limits) -> None:

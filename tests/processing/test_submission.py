@@ -216,3 +216,48 @@ def test_a_project_deleted_during_preparation_fails_the_job_as_invalid_input(own
     body = submit_build(owner_client, project, key="gone").json()
 
     assert body["state"] == "failed" and body["failure"]["class"] == "invalid_input"
+
+
+def test_a_retry_takes_over_a_preparation_whose_request_died(owner_client, project, monkeypatch):
+    from processing import submission
+
+    prepare = submission._prepare
+    monkeypatch.setattr(submission, "_prepare", lambda *args, **kwargs: None)  # the process died after reserving
+    job_id = submit_build(owner_client, project, key="died").json()["id"]
+    assert ProcessingJob.objects.get(pk=job_id).state == "preparing"
+    monkeypatch.setattr(submission, "_prepare", prepare)
+
+    retried = submit_build(owner_client, project, key="died")
+
+    assert (retried.json()["id"], retried.json()["state"]) == (job_id, "queued")
+    assert ProcessingJob.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_retry_leaves_a_preparation_that_is_still_under_way_to_its_request(owner_client, project, monkeypatch):
+    from processing import submission
+    from processing.admission import advisory_key
+
+    prepare = submission._prepare
+    monkeypatch.setattr(submission, "_prepare", lambda *args, **kwargs: None)
+    job_id = submit_build(owner_client, project, key="slow").json()["id"]
+    monkeypatch.setattr(submission, "_prepare", prepare)
+    holding, done = threading.Event(), threading.Event()
+
+    def the_first_request_still_capturing():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_lock(%s)", [advisory_key("preparation", job_id)])
+        holding.set()
+        done.wait(timeout=30)
+        connection.close()
+
+    first = threading.Thread(target=the_first_request_still_capturing)
+    first.start()
+    assert holding.wait(timeout=30)
+    try:
+        replayed = submit_build(owner_client, project, key="slow")
+    finally:
+        done.set()
+        first.join(timeout=30)
+
+    assert (replayed.json()["id"], replayed.json()["state"]) == (job_id, "preparing")
