@@ -89,7 +89,7 @@ class TextContent(models.Model):
 
 
 class SnapshotPin(models.Model):
-    """Keeps the content digests of a frozen snapshot from being collected until released.
+    """Names the content digests of a frozen snapshot, which any collector must keep until released.
 
     Not a foreign key to the project: a capture that is reading pinned bytes must
     keep them even if the project is deleted meanwhile.

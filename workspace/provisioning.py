@@ -3,8 +3,8 @@
 Two steps, so that no blob I/O happens inside the caller's transaction:
 ``provision_prepare`` validates every rule and stores asset bytes; then, inside
 the caller's transaction, ``provision_commit`` inserts the project, its files
-and the owner's grant. A crash between the two leaves only unreferenced bytes
-for the reaper; a crash inside the commit leaves nothing.
+and the owner's grant. A crash between the two leaves only unreferenced asset
+bytes; a crash inside the commit leaves nothing.
 """
 
 import uuid

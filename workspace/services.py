@@ -267,7 +267,7 @@ def project_update(
 
 
 def project_delete(*, actor_id: int, project_id: uuid.UUID) -> None:
-    """Delete a project, its files and grants. Content bytes are collected later by the reaper."""
+    """Delete a project, its files and grants. Content bytes stay (content is shared by digest)."""
     access.permission_require(user_id=actor_id, project_id=project_id, permission=access.Permission.DELETE)
     with transaction.atomic():
         project = fence_enter(project_id)

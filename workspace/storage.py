@@ -2,7 +2,7 @@
 
 The default keeps each blob at ``<root>/<aa>/<bb>/<sha256>`` on the local
 filesystem, written to a temporary name and renamed, so a reader never sees a
-partial file. Blobs are immutable; deletion is the reaper's job, never a request's.
+partial file. Blobs are immutable and no request deletes one (nothing collects them yet).
 """
 
 import hashlib
