@@ -174,3 +174,14 @@ def test_concurrent_clients_on_separate_connections_converge(api_client_for, own
     for update in updates:
         reference.apply_update(update)
     assert _workspace_text(client, project) == str(reference["content"])
+
+
+def test_a_large_rewrite_is_one_replacement_so_the_fence_is_not_held_for_a_quadratic_diff():
+    from collaboration.ydoc import FINE_DIFF_LIMIT, _edit_operations
+
+    old, new = "keep " + "a b " * FINE_DIFF_LIMIT + " end", "keep " + "b a " * FINE_DIFF_LIMIT + " end"
+
+    [(tag, old_start, old_end, new_start, new_end)] = _edit_operations(old, new)
+    assert new_end - new_start > FINE_DIFF_LIMIT
+    assert (tag, old_start, new_start) == ("replace", 5, 5)
+    assert old_end - old_start > FINE_DIFF_LIMIT
