@@ -1,4 +1,9 @@
-"""Issuing transfer tickets: only the secret's SHA-256 is stored; the secret is returned once."""
+"""Issuing transfer tickets: the ticket row stores only the secret's SHA-256.
+
+The secret travels in the claim response, and a worker request's replay record
+keeps that response byte for byte until the record expires (so a retried
+acquire gets the same ticket); tickets outlive neither their claim nor their TTL.
+"""
 
 import hashlib
 import secrets
