@@ -108,9 +108,12 @@ class Slot:
 
 def _sandbox(directory: Path) -> list[str]:
     """bubblewrap: no network at all (nothing linked can be fetched) and a private /tmp, so the
-    office's pipes and temporary files vanish with it; only the slot's directory is shared."""
+    office's pipes and temporary files vanish with it. The rest of the host's filesystem stays
+    visible as it is to the server; the bridge's own directory is bound again in case the
+    checkout itself lives under /tmp."""
     return [
-        "bwrap", "--dev-bind", "/", "/", "--tmpfs", "/tmp", "--bind", str(directory), str(directory),  # noqa: S108
+        "bwrap", "--dev-bind", "/", "/", "--tmpfs", "/tmp",  # noqa: S108
+        "--ro-bind", str(BRIDGE.parent), str(BRIDGE.parent), "--bind", str(directory), str(directory),
         "--unshare-net", "--",
     ]  # fmt: skip
 
