@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test lint install system-packages system-packages-test stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library soak
+.PHONY: run test lint install system-packages system-packages-test stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library bench-pptx soak
 
 $(PY):
 	"$$(scripts/find_python.sh)" -m venv $(VENV)
@@ -45,7 +45,8 @@ bench: install system-packages
 	BENCH_N=$${BENCH_N:-5} $(MAKE) --no-print-directory bench-latex && \
 	$(MAKE) --no-print-directory bench-load && \
 	$(MAKE) --no-print-directory bench-library && \
-	BENCH_N=$${BENCH_N:-5} $(MAKE) --no-print-directory bench-office
+	BENCH_N=$${BENCH_N:-5} $(MAKE) --no-print-directory bench-office && \
+	$(MAKE) --no-print-directory bench-pptx
 
 bench-queue: install
 	$(PY) -m scripts.bench.queue
@@ -64,6 +65,9 @@ bench-office: install system-packages
 
 bench-library: install
 	$(PY) -m scripts.bench.library
+
+bench-pptx: install system-packages
+	$(PY) scripts/bench_pptx.py
 
 soak: install system-packages
 	$(PY) -m scripts.soak

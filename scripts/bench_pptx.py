@@ -1,6 +1,6 @@
 """Times the PPTX import (both profiles) and the Typst→PPTX export on a generated 20-slide deck.
 
-    .venv/bin/python scripts/bench_pptx.py        # BENCH_REPS=5 by default, after one warm-up run
+    make bench-pptx        # BENCH_REPS=5 by default, after one warm-up run
 
 Each figure goes through the whole processor: orchestrator, child process, validation of its
 outputs. The executor is the tests' plain-subprocess one (rlimits, no bubblewrap), so the
