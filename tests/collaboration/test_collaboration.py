@@ -1,11 +1,9 @@
-import threading
-
 import pytest
-from django.db import connection
 from pycrdt import Doc, Text
 
 from collaboration import services
 from collaboration.models import AcceptedUpdate, DocumentLog
+from tests.concurrency import run_together
 from workspace.models import Project, ProjectFile
 
 pytestmark = pytest.mark.django_db
@@ -153,22 +151,12 @@ def test_concurrent_clients_on_separate_connections_converge(api_client_for, own
     state = client.get(f"/v1/projects/{project.pk}/documents/main.tex/state").content
     docs = [_client_from_state(state) for _ in range(4)]
     updates = [_edit(doc, lambda text, i=i: text.insert(0, f"[{i}]")) for i, doc in enumerate(docs)]
-    barrier = threading.Barrier(len(updates))
     statuses = []
 
     def send(update):
-        try:
-            barrier.wait()
-            statuses.append(_post_update(api_client_for(owner), project, update).status_code)
-        finally:
-            connection.close()
+        return lambda: statuses.append(_post_update(api_client_for(owner), project, update).status_code)
 
-    threads = [threading.Thread(target=send, args=(update,)) for update in updates]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
+    assert run_together(*[send(update) for update in updates]) == []
     assert statuses == [200] * 4
     reference = _client_from_state(state)
     for update in updates:

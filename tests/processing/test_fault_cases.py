@@ -17,8 +17,8 @@ from processing.finalization import job_finalize
 from processing.maintenance import leases_expire, sweep
 from processing.models import AttemptState, JobState, ProcessingAttempt, ProcessingJob, TerminalCommit
 from processing.submission import job_submit
+from tests.concurrency import backend_waiting_on_lock, run_together
 from tests.factories import ProjectFactory
-from tests.processing.concurrency import run_together
 from tests.processing.factories import WorkerSessionFactory
 from tests.processing.lifecycle import stage
 
@@ -230,13 +230,6 @@ def test_a_lost_database_during_finalization_leaves_the_job_for_recovery(owner, 
     assert ProcessingJob.objects.get(pk=job_id).state == JobState.FINALIZING
 
 
-def _backend_waiting_on_lock(pid: int) -> bool:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", [pid])
-        row = cursor.fetchone()
-    return bool(row) and row[0] == "Lock"
-
-
 def test_a_delivery_waiting_on_the_job_while_it_is_released_and_claimed_again_is_refused(owner):
     from django.db import transaction
 
@@ -273,7 +266,7 @@ def test_a_delivery_waiting_on_the_job_while_it_is_released_and_claimed_again_is
     assert locked.wait(timeout=30)
     deliverer = threading.Thread(target=deliver_old_claim)
     deliverer.start()
-    while not (deliverer_pid and _backend_waiting_on_lock(deliverer_pid[0])):
+    while not (deliverer_pid and backend_waiting_on_lock(deliverer_pid[0])):
         assert deliverer.is_alive(), outcome
     go.set()
     holder.join(timeout=30)

@@ -7,8 +7,8 @@ import pytest
 from processing.cancellation import job_cancel
 from processing.claims import claim_acquire
 from processing.models import JobState, ProcessingAttempt, ProcessingJob
+from tests.concurrency import run_together
 from tests.factories import ProjectFactory
-from tests.processing.concurrency import run_together
 from tests.processing.conftest import submit_build
 from tests.processing.factories import WorkerSessionFactory
 

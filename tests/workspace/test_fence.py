@@ -5,19 +5,13 @@ import threading
 import pytest
 from django.db import connection, transaction
 
+from tests.concurrency import backend_waiting_on_lock
 from tests.factories import ProjectFactory
 from workspace import services
 from workspace.models import Project
 from workspace.snapshots import pin_release, snapshot_contents, snapshot_freeze
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _backend_waiting_on_lock(pid: int) -> bool:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", [pid])
-        row = cursor.fetchone()
-    return bool(row) and row[0] == "Lock"
 
 
 def _run(target, errors):
@@ -58,7 +52,7 @@ def test_a_writer_waits_while_a_snapshot_holds_the_fence(owner):
     generation = Project.objects.get(pk=project.pk).generation
     write = _run(writer, errors)
     # The database itself says when the writer is blocked on the fence: no sleeping.
-    while not (writer_pid and _backend_waiting_on_lock(writer_pid[0])):
+    while not (writer_pid and backend_waiting_on_lock(writer_pid[0])):
         assert write.is_alive(), errors
     assert order == []
     release.set()

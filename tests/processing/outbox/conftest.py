@@ -53,3 +53,15 @@ class MemoryBroker:
 
     def close(self):
         pass
+
+
+def events_received(subscriber, count: int, duplicates) -> list:
+    """The first ``count`` events the subscriber delivers within 10 s (fewer if they do not come)."""
+    from processing.outbox_consumer import events
+
+    got = []
+    for event in events(subscriber, timeout=10, duplicates=duplicates):
+        got.append(event)
+        if len(got) == count:
+            break
+    return got

@@ -10,9 +10,9 @@ from django.core.management import call_command
 
 from processing.models import OutboxEvent
 from processing.outbox_brokers import AmqpBroker
-from processing.outbox_consumer import AmqpSubscriber, DuplicateFilter, events
+from processing.outbox_consumer import AmqpSubscriber, DuplicateFilter
 from processing.outbox_relay import OutboxRelay
-from tests.processing.outbox.conftest import emit, make_due
+from tests.processing.outbox.conftest import emit, events_received, make_due
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -34,22 +34,13 @@ def subscriber(amqp_url, exchange):
     consumer.close()
 
 
-def _received(subscriber, count: int, duplicates: DuplicateFilter) -> list:
-    got = []
-    for event in events(subscriber, timeout=10, duplicates=duplicates):
-        got.append(event)
-        if len(got) == count:
-            break
-    return got
-
-
 def test_events_are_published_with_confirms_and_consumed(amqp_url, exchange, subscriber):
     event = emit(kind="document.version.searchable", version_id="v-9")
 
     result = OutboxRelay(AmqpBroker(amqp_url, exchange=exchange)).run_once()
 
     assert (result.published, result.failed) == (1, 0)
-    [received] = _received(subscriber, 1, DuplicateFilter())
+    [received] = events_received(subscriber, 1, DuplicateFilter())
     assert (received.event_id, received.kind, received.body["version_id"]) == (
         str(event.event_id), "document.version.searchable", "v-9",
     )  # fmt: skip
@@ -88,7 +79,7 @@ def test_while_rabbitmq_is_unreachable_the_event_waits_and_is_published_when_it_
 
     make_due(event)
     assert OutboxRelay(AmqpBroker(amqp_url, exchange=exchange)).run_once().published == 1
-    assert [item.event_id for item in _received(subscriber, 1, DuplicateFilter())] == [str(event.event_id)]
+    assert [item.event_id for item in events_received(subscriber, 1, DuplicateFilter())] == [str(event.event_id)]
 
 
 def _on_port(url: str, port: int) -> str:
@@ -114,7 +105,7 @@ def test_a_crash_after_the_broker_confirmed_republishes_the_same_event_id(monkey
     make_due(event)
     assert OutboxRelay(AmqpBroker(amqp_url, exchange=exchange)).run_once().published == 1
 
-    received = _received(subscriber, 2, DuplicateFilter())
+    received = events_received(subscriber, 2, DuplicateFilter())
     assert [(item.event_id, item.duplicate) for item in received] == [(str(event.event_id), False),
                                                                       (str(event.event_id), True)]  # fmt: skip
     assert OutboxEvent.objects.get(pk=event.pk).dispatched_at is not None

@@ -7,9 +7,10 @@ from django.db import connection
 
 from processing.models import OutboxEvent
 from processing.outbox_brokers import NotifyBroker, quire_conninfo
-from processing.outbox_consumer import DuplicateFilter, NotifySubscriber, events
+from processing.outbox_consumer import DuplicateFilter, NotifySubscriber
 from processing.outbox_relay import OutboxRelay
-from tests.processing.outbox.conftest import MemoryBroker, emit, make_due
+from tests.concurrency import run_together
+from tests.processing.outbox.conftest import MemoryBroker, emit, events_received, make_due
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -21,15 +22,6 @@ def subscriber(channel_name):
     listener.close()
 
 
-def _received(subscriber, count: int, duplicates: DuplicateFilter) -> list:
-    got = []
-    for event in events(subscriber, timeout=10, duplicates=duplicates):
-        got.append(event)
-        if len(got) == count:
-            break
-    return got
-
-
 def test_committed_events_are_published_and_then_marked_dispatched(channel_name, subscriber):
     first, second = emit(), emit(kind="processing.job.succeeded", job_id="j-1")
     relay = OutboxRelay(NotifyBroker(quire_conninfo(), channel=channel_name))
@@ -37,7 +29,7 @@ def test_committed_events_are_published_and_then_marked_dispatched(channel_name,
     result = relay.run_once()
 
     assert (result.claimed, result.published, result.failed) == (2, 2, 0)
-    received = _received(subscriber, 2, DuplicateFilter())
+    received = events_received(subscriber, 2, DuplicateFilter())
     assert [event.event_id for event in received] == [str(first.event_id), str(second.event_id)]
     assert received[1].kind == "processing.job.succeeded" and received[1].body["job_id"] == "j-1"
     assert not OutboxEvent.objects.filter(dispatched_at__isnull=True).exists()
@@ -76,7 +68,9 @@ def test_while_the_broker_is_down_the_event_stays_pending_and_is_published_when_
     make_due(event)
     assert back.run_once().published == 1
 
-    assert [received.event_id for received in _received(subscriber, 1, DuplicateFilter())] == [str(event.event_id)]
+    assert [received.event_id for received in events_received(subscriber, 1, DuplicateFilter())] == [
+        str(event.event_id)
+    ]
     event.refresh_from_db()
     assert event.dispatched_at is not None and event.attempts == 2
 
@@ -104,7 +98,7 @@ def test_a_crash_after_the_confirm_republishes_the_same_event_id_and_the_consume
     make_due(event)  # the dead relay's claim lease passes
     assert OutboxRelay(NotifyBroker(quire_conninfo(), channel=channel_name)).run_once().published == 1
 
-    received = _received(subscriber, 2, DuplicateFilter())
+    received = events_received(subscriber, 2, DuplicateFilter())
     assert [item.event_id for item in received] == [str(event.event_id)] * 2
     assert [item.duplicate for item in received] == [False, True]
 
@@ -112,22 +106,16 @@ def test_a_crash_after_the_confirm_republishes_the_same_event_id_and_the_consume
 def test_several_relays_publish_every_event_exactly_once_when_nothing_fails():
     emitted = {str(emit().event_id) for _ in range(120)}
     brokers = [MemoryBroker() for _ in range(3)]
-    start = threading.Barrier(3)
 
     def drain(broker):
-        try:
-            start.wait()
+        def run():
             relay = OutboxRelay(broker, batch=7)
             while relay.run_once().claimed:
                 pass
-        finally:
-            connection.close()
 
-    threads = [threading.Thread(target=drain, args=(broker,)) for broker in brokers]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
+        return run
+
+    assert run_together(*[drain(broker) for broker in brokers]) == []
 
     published = [message.event_id for broker in brokers for message in broker.published]
     assert sorted(published) == sorted(emitted)

@@ -25,3 +25,11 @@ def run_together(*targets) -> list[BaseException]:
     for thread in threads:
         thread.join()
     return errors
+
+
+def backend_waiting_on_lock(pid: int) -> bool:
+    """Whether the database backend ``pid`` is blocked on a lock right now (PostgreSQL says so, no sleeping)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", [pid])
+        row = cursor.fetchone()
+    return bool(row) and row[0] == "Lock"
