@@ -7,7 +7,6 @@ active, the badge polls slowly only while something is active, and a poll that
 finds its job finished answers ``286`` (HttpResponseStopPolling).
 """
 
-import functools
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,7 +23,7 @@ from django_htmx.http import HttpResponseStopPolling, trigger_client_event
 from django_htmx.middleware import HtmxDetails
 
 from config.errors import NotFound, QuireError
-from config.http.ui import back_to
+from config.http.ui import back_to, not_found_is_404
 from processing import offers, task_center
 from processing.cancellation import job_cancel
 from processing.configuration import limits
@@ -46,17 +45,6 @@ class Notice:
     kind: str  # ok | waiting | error
     text: str
     job_id: uuid.UUID | None = None
-
-
-def _not_found_is_404(view):
-    @functools.wraps(view)
-    def wrapper(request, *args, **kwargs):
-        try:
-            return view(request, *args, **kwargs)
-        except NotFound as exc:
-            raise Http404(exc.message) from exc
-
-    return wrapper
 
 
 def _seen_at(raw: str) -> datetime | None:
@@ -109,7 +97,7 @@ def _row_response(
 
 @login_required
 @require_GET
-@_not_found_is_404
+@not_found_is_404
 def task_row(request: HtmxHttpRequest, job_id: uuid.UUID) -> HttpResponse:
     """One job's row: what an active row polls.
 
@@ -129,7 +117,7 @@ def task_row(request: HtmxHttpRequest, job_id: uuid.UUID) -> HttpResponse:
 
 @login_required
 @require_POST
-@_not_found_is_404
+@not_found_is_404
 def task_cancel(request: HtmxHttpRequest, job_id: uuid.UUID) -> HttpResponse:
     job_cancel(actor_id=request.user.pk, job_id=job_id)
     return _row_response(request, task_center.task_row_for(user_id=request.user.pk, job_id=job_id))
@@ -137,7 +125,7 @@ def task_cancel(request: HtmxHttpRequest, job_id: uuid.UUID) -> HttpResponse:
 
 @login_required
 @require_POST
-@_not_found_is_404
+@not_found_is_404
 def task_retry(request: HtmxHttpRequest, job_id: uuid.UUID) -> HttpResponse:
     """Retry a failed job as a new linked job; the list reloads to show it."""
     try:
@@ -154,7 +142,7 @@ def task_retry(request: HtmxHttpRequest, job_id: uuid.UUID) -> HttpResponse:
 
 @login_required
 @require_GET
-@_not_found_is_404
+@not_found_is_404
 def task_diagnostics(request: HtmxHttpRequest, job_id: uuid.UUID) -> HttpResponse:
     diagnostics = task_center.diagnostics_for(user_id=request.user.pk, job_id=job_id)
     return render(request, "processing/task_center.html#diagnostics", {"diagnostics": diagnostics})
@@ -163,7 +151,7 @@ def task_diagnostics(request: HtmxHttpRequest, job_id: uuid.UUID) -> HttpRespons
 # --- contextual submission ----------------------------------------------------------------------
 @login_required
 @require_GET
-@_not_found_is_404
+@not_found_is_404
 def project_actions(request: HtmxHttpRequest, project_id: uuid.UUID) -> HttpResponse:
     """Build PDF (with its controls) and the export menu, for the project page to load."""
     project_offers = offers.project_offers_for(user_id=request.user.pk, project_id=project_id)

@@ -17,6 +17,19 @@ def back_to(request, fallback: str) -> str:
     return fallback
 
 
+def not_found_is_404(view):
+    """Decorate a page view: a service's NotFound (another user's project or job, say) is Django's 404."""
+
+    @functools.wraps(view)
+    def wrapper(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except NotFound as exc:
+            raise Http404(exc.message) from exc
+
+    return wrapper
+
+
 def form_action(fallback_url):
     """Decorate a POST handler: on a QuireError, show its message and go back; 404s stay 404s.
 
@@ -24,12 +37,13 @@ def form_action(fallback_url):
     """
 
     def decorate(view):
+        @not_found_is_404
         @functools.wraps(view)
         def wrapper(request, *args, **kwargs):
             try:
                 return view(request, *args, **kwargs)
-            except NotFound as exc:
-                raise Http404(exc.message) from exc
+            except NotFound:
+                raise
             except QuireError as exc:
                 messages.error(request, exc.message)
                 return redirect(back_to(request, fallback_url(request, **kwargs)))
