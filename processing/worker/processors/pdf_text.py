@@ -17,7 +17,6 @@ characters per page and in all. Corrupt or password-protected PDFs fail as
 
 import json
 import threading
-from importlib import metadata
 from pathlib import Path
 
 from processing.worker.contracts import (
@@ -29,6 +28,7 @@ from processing.worker.contracts import (
     ProcessorResult,
 )
 from processing.worker.processors.child_runner import run_child
+from processing.worker.processors.runtime_versions import MISSING, installed_version
 
 OPERATION = "pdf.index.text/v1"
 CHILD_MODULE = "processing.worker.processors.pdf_text_child"
@@ -37,13 +37,6 @@ MAX_PAGES = 2000
 MAX_PAGE_CHARS = 100_000
 MAX_TOTAL_CHARS = 20_000_000
 TIME_BUDGET_SECONDS = 240.0
-
-
-def _pypdf_version() -> str:
-    try:
-        return metadata.version("pypdf")
-    except metadata.PackageNotFoundError:
-        return "missing"
 
 
 class PdfTextProcessor:
@@ -59,11 +52,11 @@ class PdfTextProcessor:
     ):
         self.settings = {"max_pages": max_pages, "max_page_chars": max_page_chars,
                          "max_total_chars": max_total_chars, "time_budget_seconds": time_budget_seconds}  # fmt: skip
-        self.runtime_version = f"pypdf/{_pypdf_version()}"
+        self.runtime_version = "pypdf/" + installed_version("pypdf")
         self.contract = f"quire-pdf-text/1 {self.runtime_version} pages-{max_pages} chars-{max_page_chars}"
 
     def unavailable_reason(self) -> str | None:
-        return "PDF indexing needs the Python package pypdf." if _pypdf_version() == "missing" else None
+        return "PDF indexing needs the Python package pypdf." if installed_version("pypdf") == MISSING else None
 
     def run(
         self, *, input_dir: Path, output_dir: Path, request: dict, limits: Limits, cancel: threading.Event,

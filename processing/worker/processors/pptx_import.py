@@ -9,7 +9,6 @@ rendered by LibreOffice as a background image under that markup).
 import json
 import shutil
 import threading
-from importlib import metadata
 from pathlib import Path
 
 from processing.worker.contracts import (
@@ -21,6 +20,7 @@ from processing.worker.contracts import (
     ProcessorResult,
 )
 from processing.worker.processors.child_runner import run_child
+from processing.worker.processors.runtime_versions import MISSING, installed_version
 from processing.worker.processors.slide_model import ImportBounds
 from processing.worker.processors.workspace_bundle import MEDIA_TYPE, WorkspaceBundleError, read_bundle
 
@@ -41,12 +41,12 @@ class PptxImportProcessor:
     def __init__(self, *, bounds: ImportBounds | None = None, soffice: str | None = None):
         self.bounds = bounds or ImportBounds()
         self._soffice = soffice if soffice is not None else shutil.which("soffice")
-        self.runtime_version = " ".join(f"{name}/{_version(name)}" for name in _LIBRARIES)
+        self.runtime_version = " ".join(f"{name}/{installed_version(name)}" for name in _LIBRARIES)
         self.contract = f"quire-pptx-import/1 {self.runtime_version} faithful-profile:libreoffice"
 
     def unavailable_reason(self, input_profile: str | None = None) -> str | None:
         """Why this host cannot import (at all, or with ``input_profile``), or None."""
-        missing = [name for name in _LIBRARIES if _version(name) == "missing"]
+        missing = [name for name in _LIBRARIES if installed_version(name) == MISSING]
         if missing:
             return f"The PPTX import needs the Python packages {', '.join(missing)}."
         if input_profile == "faithful" and not (self._soffice and Path(self._soffice).exists()):
@@ -113,13 +113,6 @@ class PptxImportProcessor:
         program_dir = Path(self._soffice).resolve().parent
         paths = [program_dir.parent, *(Path(path) for path in _LIBREOFFICE_SUPPORT_PATHS)]
         return tuple(path for path in paths if path.exists())
-
-
-def _version(distribution: str) -> str:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return "missing"
 
 
 def _validated_bundle_name(path: Path, limits: Limits) -> str:

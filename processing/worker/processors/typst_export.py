@@ -13,7 +13,6 @@ no page exceeds 16 megapixels.
 import json
 import threading
 import zipfile
-from importlib import metadata
 from pathlib import Path, PurePosixPath
 
 from processing.worker.contracts import (
@@ -25,6 +24,7 @@ from processing.worker.contracts import (
     ProcessorResult,
 )
 from processing.worker.processors.child_runner import run_child
+from processing.worker.processors.runtime_versions import MISSING, installed_version
 
 OPERATION = "typst.export.pptx/v1"
 CHILD_MODULE = "processing.worker.processors.typst_export_child"
@@ -48,11 +48,11 @@ class TypstExportProcessor:
         max_page_pixels: int = MAX_PAGE_PIXELS,
     ):
         self.settings = {"max_pages": max_pages, "target_ppi": target_ppi, "max_page_pixels": max_page_pixels}
-        self.runtime_version = " ".join(f"{name}/{_version(name)}" for name in _LIBRARIES)
+        self.runtime_version = " ".join(f"{name}/{installed_version(name)}" for name in _LIBRARIES)
         self.contract = f"quire-typst-pptx/1 {self.runtime_version} png-{target_ppi}ppi embedded-fonts"
 
     def unavailable_reason(self) -> str | None:
-        missing = [name for name in _LIBRARIES if _version(name) == "missing"]
+        missing = [name for name in _LIBRARIES if installed_version(name) == MISSING]
         return f"The Typst export needs the Python packages {', '.join(missing)}." if missing else None
 
     def run(
@@ -87,13 +87,6 @@ class TypstExportProcessor:
             ),
             diagnostics=outcome.diagnostics,
         )
-
-
-def _version(distribution: str) -> str:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return "missing"
 
 
 def _pptx_filename(entry_path: str) -> str:
