@@ -6,6 +6,16 @@ from django.db import connection
 
 from processing.models import ProcessingBlob
 
+# What Processing itself holds a blob by, as a condition on the alias ``blob``: a job's input, an
+# artifact, a staged output, a transfer ticket. Library versions are Workspace's; collectors and
+# the checker ask its facade about the blobs this leaves.
+NOT_REFERENCED_BY_PROCESSING = """
+    NOT EXISTS (SELECT 1 FROM processing_processingjob WHERE input_blob_id = blob.id)
+    AND NOT EXISTS (SELECT 1 FROM processing_processingartifact WHERE blob_id = blob.id)
+    AND NOT EXISTS (SELECT 1 FROM processing_stagedoutput WHERE blob_id = blob.id)
+    AND NOT EXISTS (SELECT 1 FROM processing_transferticket WHERE blob_id = blob.id)
+"""
+
 
 def blob_put(data: bytes, *, sha256: str | None = None) -> int:
     """Store ``data`` (or find the identical blob) and return its id; every call touches the blob.

@@ -11,6 +11,7 @@ from datetime import timedelta
 from django.db import connection
 from django.db.models import Count, F, Q
 
+from processing.blobs import NOT_REFERENCED_BY_PROCESSING
 from processing.claims import db_now
 from processing.maintenance import BLOB_GRACE
 from processing.models import (
@@ -112,15 +113,8 @@ def unreferenced_blobs(slack: timedelta) -> list[Violation]:
     from workspace import facade as workspace
 
     rows = _rows(
-        """
-        SELECT blob.id FROM processing_processingblob AS blob
-        WHERE blob.touched_at < now() - %s
-          AND NOT EXISTS (SELECT 1 FROM processing_processingjob WHERE input_blob_id = blob.id)
-          AND NOT EXISTS (SELECT 1 FROM processing_processingartifact WHERE blob_id = blob.id)
-          AND NOT EXISTS (SELECT 1 FROM processing_stagedoutput WHERE blob_id = blob.id)
-          AND NOT EXISTS (SELECT 1 FROM processing_transferticket WHERE blob_id = blob.id)
-        LIMIT 1000
-        """,
+        f"SELECT blob.id FROM processing_processingblob AS blob "  # noqa: S608  a fixed fragment
+        f"WHERE blob.touched_at < now() - %s AND {NOT_REFERENCED_BY_PROCESSING} LIMIT 1000",
         [BLOB_GRACE + slack],
     )
     candidates = [blob_id for (blob_id,) in rows]

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.db import connection, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Q
 
+from processing.blobs import NOT_REFERENCED_BY_PROCESSING
 from processing.claims import db_now
 from processing.configuration import limits
 from processing.finalization import finalization_take_over, job_finalize
@@ -21,7 +22,6 @@ from processing.models import (
     FailureClass,
     IdempotencyReservation,
     JobState,
-    ProcessingArtifact,
     ProcessingAttempt,
     ProcessingBlob,
     ProcessingJob,
@@ -180,15 +180,13 @@ def blobs_collect() -> int:
     refused or rolled back are referenced by nothing and go after the grace period.
     """
     cutoff = db_now() - BLOB_GRACE
-    referenced = (
-        Exists(ProcessingJob.objects.filter(input_blob=OuterRef("pk")))
-        | Exists(ProcessingArtifact.objects.filter(blob=OuterRef("pk")))
-        | Exists(StagedOutput.objects.filter(blob=OuterRef("pk")))
-        | Exists(TransferTicket.objects.filter(blob=OuterRef("pk")))
-    )
-    ids = list(
-        ProcessingBlob.objects.filter(touched_at__lte=cutoff).exclude(referenced).values_list("pk", flat=True)[:BATCH]
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT blob.id FROM processing_processingblob AS blob "  # noqa: S608  a fixed fragment
+            f"WHERE blob.touched_at <= %s AND {NOT_REFERENCED_BY_PROCESSING} LIMIT %s",
+            [cutoff, BATCH],
+        )
+        ids = [blob_id for (blob_id,) in cursor.fetchall()]
     # A version names its blob only after touching it (blob_put) within the grace period, so a
     # blob both past the cutoff and unnamed here cannot gain a version before the delete below.
     # Blobs a version holds are touched, so they leave the candidates for another grace period.
@@ -201,14 +199,8 @@ def blobs_collect() -> int:
     with transaction.atomic(), connection.cursor() as cursor:
         # Re-check inside the delete: a new reference or a touch since the read keeps the blob.
         cursor.execute(
-            """
-            DELETE FROM processing_processingblob AS blob
-            WHERE blob.id = ANY(%s) AND blob.touched_at <= %s
-              AND NOT EXISTS (SELECT 1 FROM processing_processingjob WHERE input_blob_id = blob.id)
-              AND NOT EXISTS (SELECT 1 FROM processing_processingartifact WHERE blob_id = blob.id)
-              AND NOT EXISTS (SELECT 1 FROM processing_stagedoutput WHERE blob_id = blob.id)
-              AND NOT EXISTS (SELECT 1 FROM processing_transferticket WHERE blob_id = blob.id)
-            """,
+            f"DELETE FROM processing_processingblob AS blob "  # noqa: S608  a fixed fragment; values are parameters
+            f"WHERE blob.id = ANY(%s) AND blob.touched_at <= %s AND {NOT_REFERENCED_BY_PROCESSING}",
             [ids, cutoff],
         )
         return cursor.rowcount
