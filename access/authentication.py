@@ -1,10 +1,16 @@
 """DRF authentication by personal API token: ``Authorization: Bearer quire_…``."""
 
+from datetime import timedelta
+
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
 from access.models import ApiToken
 from access.tokens import token_digest
+
+# Operators read "last used" to spot stale tokens; minute precision serves that, and recording every
+# request would add a write to each poll and download.
+LAST_USED_PRECISION = timedelta(minutes=1)
 
 
 class BearerTokenAuthentication(authentication.BaseAuthentication):
@@ -28,7 +34,9 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         )
         if token is None:
             raise exceptions.AuthenticationFailed("Invalid or revoked token.")
-        ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+        now = timezone.now()
+        if token.last_used_at is None or now - token.last_used_at >= LAST_USED_PRECISION:
+            ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         return token.user, token
 
     def authenticate_header(self, request) -> str:

@@ -143,3 +143,26 @@ def test_anonymous_requests_get_401():
     response = APIClient().get("/v1/projects")
     assert response.status_code == 401
     assert response.json()["error"]["code"] == "not_authenticated"
+
+
+def test_token_use_is_recorded_to_the_minute(owner):
+    from datetime import timedelta
+
+    from rest_framework.test import APIClient
+
+    from access.services import token_create
+
+    token, plaintext = token_create(user_id=owner.pk, name="laptop")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
+
+    assert client.get("/v1/projects").status_code == 200
+    first_use = ApiToken.objects.get(pk=token.pk).last_used_at
+    assert first_use is not None
+
+    assert client.get("/v1/projects").status_code == 200
+    assert ApiToken.objects.get(pk=token.pk).last_used_at == first_use  # within the minute: no write
+
+    ApiToken.objects.filter(pk=token.pk).update(last_used_at=first_use - timedelta(minutes=2))
+    assert client.get("/v1/projects").status_code == 200
+    assert ApiToken.objects.get(pk=token.pk).last_used_at > first_use - timedelta(minutes=2)
