@@ -23,11 +23,17 @@ class IssuedTicket:
     max_bytes: int
 
 
+def ticket_secret_new() -> tuple[str, str]:
+    """A new ticket secret and the SHA-256 that is all the ticket row keeps of it."""
+    secret = secrets.token_urlsafe(32)
+    return secret, hashlib.sha256(secret.encode()).hexdigest()
+
+
 def ticket_issue(*, attempt_id: int, now: datetime, **fields) -> IssuedTicket:
     """Insert a ticket for the attempt inside the caller's transaction."""
-    secret = secrets.token_urlsafe(32)
+    secret, secret_sha256 = ticket_secret_new()
     ticket = TransferTicket.objects.create(
-        secret_sha256=hashlib.sha256(secret.encode()).hexdigest(),
+        secret_sha256=secret_sha256,
         attempt_id=attempt_id,
         created_at=now,
         expires_at=now + timedelta(seconds=limits().transfer_ticket_seconds),

@@ -117,3 +117,15 @@ def test_concurrent_claimers_respect_the_requesters_running_limit(api_client_for
     running = ProcessingJob.objects.filter(state=JobState.RUNNING)
     assert running.filter(requester_id=owner.pk).count() == 2
     assert running.filter(pk=patient_job["id"]).exists(), "a later job of another requester is not starved"
+
+
+def test_the_claim_function_derives_advisory_keys_as_python_does():
+    from django.db import connection
+
+    from processing.admission import advisory_key
+
+    values = ["7", "3f2b8c1e-0d4a-4b59-9a51-2f1f4b8e6c10", "ünïcode"]
+    with connection.cursor() as cursor:
+        for value in values:
+            cursor.execute("SELECT processing_advisory_key('running-project', %s)", [value])
+            assert cursor.fetchone()[0] == advisory_key("running-project", value)
