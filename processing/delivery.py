@@ -12,7 +12,6 @@ from datetime import timedelta
 
 from django.db import transaction
 
-from processing.claims import db_now
 from processing.configuration import limits
 from processing.exceptions import ClaimLost, JobCancelled, OutputRejected
 from processing.leases import attempt_current
@@ -52,8 +51,7 @@ def delivery_accept(*, claim_id: uuid.UUID, diagnostics: Diagnostics) -> tuple[u
     Raises JobCancelled (after committing the cancellation) when a cancel request came first.
     """
     with transaction.atomic():
-        now = db_now()
-        attempt = attempt_current(claim_id, now=now, lock_job=True)
+        attempt, now = attempt_current(claim_id, lock_job=True)
         job = attempt.job
         if job.cancellation_requested:
             _end_attempt(attempt, AttemptState.CANCELLED, now)
@@ -94,8 +92,7 @@ def attempt_fail(*, claim_id: uuid.UUID, failure_class: str, code: str, message:
     if failure_class not in FailureClass.values:
         raise OutputRejected("Unknown failure class.", details={"allowed": FailureClass.values})
     with transaction.atomic():
-        now = db_now()
-        attempt = attempt_current(claim_id, now=now, lock_job=True)
+        attempt, now = attempt_current(claim_id, lock_job=True)
         ended = AttemptState.CANCELLED if attempt.job.cancellation_requested else AttemptState.FAILED
         _end_attempt(
             attempt, ended, now,
@@ -111,8 +108,7 @@ def attempt_fail(*, claim_id: uuid.UUID, failure_class: str, code: str, message:
 def attempt_release(*, claim_id: uuid.UUID) -> str:
     """Give the job back untouched (the agent is draining): it is queued again and no attempt is used up."""
     with transaction.atomic():
-        now = db_now()
-        attempt = attempt_current(claim_id, now=now, lock_job=True)
+        attempt, now = attempt_current(claim_id, lock_job=True)
         _end_attempt(attempt, AttemptState.RELEASED, now)
         job = attempt.job
         if job.cancellation_requested:

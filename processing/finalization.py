@@ -17,7 +17,7 @@ from django.utils.module_loading import import_string
 from processing.claims import db_now
 from processing.configuration import limits
 from processing.finalizers import FinalizationRejected, Publication
-from processing.models import AttemptState, FailureClass, JobState, ProcessingJob, StagedOutput
+from processing.models import AttemptState, FailureClass, JobState, ProcessingAttempt, ProcessingJob, StagedOutput
 from processing.operations import operation_get
 from processing.transitions import failure_fields, job_transition
 
@@ -42,10 +42,11 @@ def _locked_if_owned(job_id: uuid.UUID, token: uuid.UUID) -> ProcessingJob | Non
 
 def job_finalize(*, job_id: uuid.UUID, token: uuid.UUID) -> str:
     """Finish a delivered job if ``token`` still owns its finalization; returns the job's state."""
-    job = ProcessingJob.objects.get(pk=job_id)
+    delivered = ProcessingAttempt.objects.select_related("job").filter(job_id=job_id, state=AttemptState.DELIVERED)
+    attempt = delivered.first()
+    job = attempt.job if attempt is not None else ProcessingJob.objects.get(pk=job_id)
     if job.state != JobState.FINALIZING or job.finalization_token != token:
         return job.state
-    attempt = job.attempts.get(state=AttemptState.DELIVERED)
     staged = list(StagedOutput.objects.filter(attempt=attempt).order_by("role"))
     finalizer = import_string(operation_get(job.operation).finalizer)
     log = {

@@ -35,13 +35,16 @@ class Publication:
         extra = dict(self.extra)
         if self.before_publish is not None:
             extra.update(self.before_publish(job))
-        for staged in self.publish:
-            ProcessingArtifact.objects.create(
-                job=job, role=staged.role, media_type=staged.media_type, filename=staged.filename,
-                size_bytes=staged.size_bytes, sha256=staged.sha256, blob_id=staged.blob_id,
-                source_attempt=attempt,
-            )  # fmt: skip
+        artifacts = [self._artifact(job, attempt, staged) for staged in self.publish]
+        ProcessingArtifact.objects.bulk_create(artifacts)
         return extra
+
+    @staticmethod
+    def _artifact(job, attempt, staged: StagedOutput) -> ProcessingArtifact:
+        return ProcessingArtifact(
+            job=job, role=staged.role, media_type=staged.media_type, filename=staged.filename,
+            size_bytes=staged.size_bytes, sha256=staged.sha256, blob_id=staged.blob_id, source_attempt=attempt,
+        )  # fmt: skip
 
 
 def _contract_violation(code: str, message: str) -> FinalizationRejected:

@@ -28,8 +28,7 @@ def upload_ticket_issue(
     *, claim_id: uuid.UUID, role: str, media_type: str, filename: str, size: int, sha256: str
 ) -> IssuedTicket:
     with transaction.atomic():
-        now = db_now()
-        attempt = attempt_current(claim_id, now=now)
+        attempt, now = attempt_current(claim_id)
         max_bytes = role_limit(operation=attempt.operation, role=role, media_type=media_type)
         if not 0 <= size <= max_bytes:
             raise OutputRejected("The declared size exceeds the role's limit.", details={"limit_bytes": max_bytes})
@@ -50,7 +49,7 @@ def _redeemable(ticket_id: uuid.UUID, secret: str, kind: str) -> TransferTicket:
 def download_redeem(*, ticket_id: uuid.UUID, secret: str) -> tuple[bytes, str]:
     """The input bytes and their digest, while the ticket's claim is still current."""
     ticket = _redeemable(ticket_id, secret, TransferKind.DOWNLOAD_INPUT)
-    attempt_current(ticket.attempt.claim_id, now=db_now())
+    attempt_current(ticket.attempt.claim_id)
     return blob_read(ticket.blob_id), ticket.expected_sha256
 
 
