@@ -3,6 +3,7 @@
 import logging
 import shutil
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,15 +83,28 @@ class JobRun:
         if self._stopped():
             return
         self.active.phase = "uploading_result"
-        for output in result.outputs:
-            self.client.upload_output(
-                claim_id=self.active.claim_id, role=output.role, media_type=output.media_type,
-                filename=output.filename, data=output.path.read_bytes(),
-            )  # fmt: skip
+        self._upload_all(result.outputs)
         outcome = self.client.deliver(
             claim_id=self.active.claim_id, diagnostics=_diagnostics_payload(result.diagnostics)
         )
         logger.info("delivered", extra={**self.log, "job_state": outcome.get("job_state")})
+
+    def _upload_all(self, outputs) -> None:
+        """Upload the outputs side by side: each is a ticket and a PUT, and a build has a PDF and a log."""
+
+        def upload(output) -> None:
+            self.client.upload_output(
+                claim_id=self.active.claim_id, role=output.role, media_type=output.media_type,
+                filename=output.filename, data=output.path.read_bytes(),
+            )  # fmt: skip
+
+        if len(outputs) <= 1:
+            for output in outputs:
+                upload(output)
+            return
+        with ThreadPoolExecutor(max_workers=min(len(outputs), 4), thread_name_prefix="upload") as pool:
+            for done in [pool.submit(upload, output) for output in outputs]:
+                done.result()  # re-raises the first refusal or unavailability
 
     def _prepare(self) -> tuple[Path, Path]:
         """Download and verify the input and lay it out; ProcessorFailure when that fails."""
