@@ -202,6 +202,8 @@ class WorkerAgent:
             lease = self.client.claim_heartbeat(claim_id=active.claim_id, phase=active.phase)
         except CoreError as exc:
             if exc.code == "claim_lost":
+                if active.claim_id not in self.active:
+                    return  # the job was delivered while this heartbeat was on its way: nothing is lost
                 logger.warning("claim lost; stopping its processor", extra={"claim": active.claim_id})
                 active.lost.set()
                 active.cancel.set()

@@ -83,6 +83,7 @@ class InMemoryCore:
         return claim
 
     def claim_heartbeat(self, *, claim_id: str, phase: str) -> dict:
+        self._raise_scripted("claim_heartbeat")
         return {"lease_expires_at": "2030-01-01T00:00:00Z", "cancellation_requested": False}
 
     def download_input(self, *, ticket: dict) -> bytes:

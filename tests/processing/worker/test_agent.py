@@ -103,3 +103,19 @@ def test_a_claim_arriving_as_the_agent_drains_is_given_back_and_a_failed_release
     run_to_completion(agent)
 
     assert (core.reports, core.uploads) == ([], [])  # the claim was not run
+
+
+def test_a_lost_claim_stops_its_processor_but_a_finished_one_is_left_alone(core, agent_for, caplog):
+    from processing.worker.job_run import ActiveClaim
+
+    agent = agent_for(max_jobs=1)
+    running, finished = ActiveClaim(claim={"claim_id": "running"}), ActiveClaim(claim={"claim_id": "finished"})
+    agent.active[running.claim_id] = running  # the finished one was delivered and left `active`
+
+    core.fail_next("claim_heartbeat", core_refuses("claim_lost"), core_refuses("claim_lost"))
+    agent._claim_heartbeat(running)
+    agent._claim_heartbeat(finished)
+
+    assert running.lost.is_set() and running.cancel.is_set()
+    assert not finished.lost.is_set() and not finished.cancel.is_set()
+    assert [r.claim for r in caplog.records if r.getMessage() == "claim lost; stopping its processor"] == ["running"]
