@@ -82,7 +82,8 @@ class Fleet:
 
     def start(self, name: str) -> None:
         log = open(self.directory / f"{name}.log", "ab")  # noqa: SIM115  the process owns it until it ends
-        self.processes[name] = subprocess.Popen(self._command(name), cwd=ROOT, env=self.env, stdout=log,
+        env = {**self.env, "QUIRE_LOG_LEVEL": "INFO"} if name.startswith("agent") else self.env  # claims' story
+        self.processes[name] = subprocess.Popen(self._command(name), cwd=ROOT, env=env, stdout=log,
                                                 stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
 
     def kill(self, name: str) -> None:
@@ -173,9 +174,10 @@ def _drained(job_ids: set[str], timeout: float) -> bool:
 
 def _diagnose(fleet: "Fleet", tally: Tally) -> None:
     """When the system did not drain: which processes died, what is stuck, and the logs' last lines."""
+    from django.db import connection
     from django.db.models import Count
 
-    from processing.models import AttemptState, ProcessingAttempt, ProcessingJob
+    from processing.models import AttemptState, ProcessingAttempt, ProcessingJob, WorkerSession
 
     for name, process in fleet.processes.items():
         print(f"  process {name:<12} {'alive' if process.poll() is None else f'exited {process.returncode}'}")
@@ -185,9 +187,27 @@ def _diagnose(fleet: "Fleet", tally: Tally) -> None:
     for attempt in running[:10]:
         print(f"  running attempt {attempt.job_id} #{attempt.number} lease {attempt.lease_expires_at} "
               f"session {attempt.session.instance if attempt.session else None}")  # fmt: skip
+    for session in WorkerSession.objects.order_by("-registered_at")[:6]:
+        print(f"  session {session.instance} {session.state} expires {session.expires_at} "
+              f"heartbeat {session.last_heartbeat_at}")  # fmt: skip
+    for attempt in ProcessingAttempt.objects.order_by("-started_at").select_related("session")[:12]:
+        print(f"  recent attempt {attempt.claim_id} {attempt.state} started {attempt.started_at} "
+              f"ended {attempt.ended_at} session {attempt.session.instance if attempt.session else None}")  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid, state, now() - xact_start, left(query, 100) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND xact_start < now() - interval '5 seconds'"
+        )
+        for row in cursor.fetchall():
+            print(f"  long transaction {row}")
+    for name, process in fleet.processes.items():
+        if name.startswith("agent") and process.poll() is None:
+            os.kill(process.pid, signal.SIGUSR1)  # the agents write every thread's stack to their log
+    time.sleep(1)
     for log in sorted(fleet.directory.glob("*.log")):
         print(f"  --- {log.name} (last lines)")
-        for line in log.read_text(errors="replace").splitlines()[-8:]:
+        lines = 80 if log.name.startswith("agent") else 8
+        for line in log.read_text(errors="replace").splitlines()[-lines:]:
             print(f"    {line[:200]}")
 
 

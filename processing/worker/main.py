@@ -1,8 +1,10 @@
 """Command line of the worker agent: ``python -m processing.worker`` or ``manage.py processing_worker``."""
 
 import argparse
+import faulthandler
 import logging
 import os
+import signal
 import socket
 import sys
 import tempfile
@@ -49,6 +51,7 @@ def run(argv: list[str] | None = None) -> int:
     handler = logging.StreamHandler()
     handler.setFormatter(StructuredFormatter())  # the same key=value lines as Core's, with correlation fields
     logging.basicConfig(level=os.environ.get("QUIRE_LOG_LEVEL", "INFO"), handlers=[handler])
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # `kill -USR1 <pid>`: every thread's stack on stderr
     wanted = set(args.operations.split(",")) if args.operations else None
     processors = processors_available(wanted=wanted, test_operations=args.test_operations)
     if not processors:
