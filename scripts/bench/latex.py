@@ -53,8 +53,11 @@ def _submit(client, project_id, key) -> dict:
     return json.loads(data)
 
 
-def _until_downloaded(client, job: dict) -> None:
+def _until_downloaded(client, job: dict, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
     while job["state"] not in ("succeeded", "failed", "cancelled", "expired"):
+        if time.monotonic() > deadline:  # e.g. the agent found no TeX Live and exited (see agent-0.log)
+            raise RuntimeError(f"build {job['id']} still {job['state']} after {timeout:.0f} s")
         time.sleep(POLL_SECONDS)
         job = json.loads(client._call("GET", f"/v1/processing/jobs/{job['id']}")[1])
     if job["state"] != "succeeded":
