@@ -180,7 +180,13 @@ def pickup(directory: Path, source, n: int) -> None:
                 client.fail(claim_id=claim["claim_id"], failure_class="processor_rejected", code="bench",
                             message="pickup only", diagnostics={})  # fmt: skip
 
+        def heartbeats():  # keep the session alive as a real agent does; a lapsed one is told session_gone
+            while True:
+                time.sleep(5)
+                client.session_heartbeat(session_id=session["session_id"], health={ECHO: True})
+
         threading.Thread(target=idle_agent, daemon=True).start()
+        threading.Thread(target=heartbeats, daemon=True).start()
         time.sleep(1.0)
         per_rep = {0.5: [], 0.95: [], 0.99: []}
         for _ in range(BENCH_REPS):
