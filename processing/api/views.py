@@ -43,20 +43,25 @@ SUBMIT_RESPONSES = {
 }
 
 
-def job_response(job, *, status_code: int = 200, replayed: bool = False) -> Response:
-    principal = access.principal_describe(user_id=job.requester_id)
-    usernames = {job.requester_id: principal.username if principal else ""}
+def job_response(job, caller, *, status_code: int = 200, replayed: bool = False) -> Response:
+    """The job as its requester sees it. Jobs are visible only to their requester, so the caller's
+    name is the requester's and needs no lookup (a poll is the hottest read there is)."""
+    if job.requester_id == caller.pk:
+        usernames = {job.requester_id: caller.username}
+    else:
+        principal = access.principal_describe(user_id=job.requester_id)
+        usernames = {job.requester_id: principal.username if principal else ""}
     response = Response(JobSerializer(job, context={"usernames": usernames}).data, status=status_code)
     if replayed:
         response["Idempotent-Replayed"] = "true"
     return response
 
 
-def submitted_response(submitted: Submitted, user_id: int) -> Response:
-    job = selectors.job_visible(user_id=user_id, job_id=submitted.job_id)
+def submitted_response(submitted: Submitted, caller) -> Response:
+    job = selectors.job_visible(user_id=caller.pk, job_id=submitted.job_id)
     if submitted.replayed:
-        return job_response(job, status_code=200, replayed=True)
-    return job_response(job, status_code=202)
+        return job_response(job, caller, status_code=200, replayed=True)
+    return job_response(job, caller, status_code=202)
 
 
 class BuildCreateApi(APIView):
@@ -78,7 +83,7 @@ class BuildCreateApi(APIView):
             project_id=project_id,
             options=dict(request.data),
         )
-        return submitted_response(submitted, request.user.pk)
+        return submitted_response(submitted, request.user)
 
 
 class PptxExportCreateApi(APIView):
@@ -97,7 +102,7 @@ class PptxExportCreateApi(APIView):
             idempotency_key=request.headers.get("Idempotency-Key"),
             project_id=project_id,
         )
-        return submitted_response(submitted, request.user.pk)
+        return submitted_response(submitted, request.user)
 
 
 PPTX_MEDIA_TYPES = (
@@ -138,7 +143,7 @@ class PptxImportCreateApi(APIView):
             options={"input_profile": profile} if profile else None,
             upload=Upload(data=data, filename=filename),
         )
-        return submitted_response(submitted, request.user.pk)
+        return submitted_response(submitted, request.user)
 
 
 class CapabilitiesApi(APIView):
@@ -203,7 +208,7 @@ class JobDetailApi(APIView):
         tags=["processing"],
     )
     def get(self, request, job_id: uuid.UUID):
-        return job_response(selectors.job_visible(user_id=request.user.pk, job_id=job_id))
+        return job_response(selectors.job_visible(user_id=request.user.pk, job_id=job_id), request.user)
 
 
 class JobCancelApi(APIView):
@@ -214,7 +219,7 @@ class JobCancelApi(APIView):
         tags=["processing"],
     )
     def post(self, request, job_id: uuid.UUID):
-        return job_response(job_cancel(actor_id=request.user.pk, job_id=job_id))
+        return job_response(job_cancel(actor_id=request.user.pk, job_id=job_id), request.user)
 
 
 class ArtifactDownloadApi(APIView):
@@ -268,4 +273,4 @@ class EchoCreateApi(APIView):
             idempotency_key=request.headers.get("Idempotency-Key"),
             project_id=project_id,
         )
-        return submitted_response(submitted, request.user.pk)
+        return submitted_response(submitted, request.user)
