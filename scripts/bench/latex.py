@@ -5,10 +5,15 @@ For the demo document and a 20-page document with a table of contents:
   latex_full_ms_p50_<doc>      API submit → capture → queue → agent → upload → finalize → artifact downloaded
   latex_overhead_ms_p50_<doc>  full - raw, per repetition
   reuse_hit_ms_p50             an unchanged resubmission answered as a succeeded job (cache hit)
+  latex_phase_ms_p50_<phase>_<doc>   where the full path's time goes, from the job's, attempt's and staged
+                               outputs' timestamps and the client's clock (same machine): submit_to_queued,
+                               queued_to_claimed, claimed_to_first_output (TeX runs here), between_outputs,
+                               last_output_to_delivered, delivered_to_succeeded, succeeded_to_seen, pdf_download
 Each full build edits a comment first, so it is never a reuse hit. BENCH_N builds (default 20) per repetition;
 the client polls the job every BENCH_POLL_SECONDS (default 0.025).
 """
 
+import itertools
 import json
 import os
 import statistics
@@ -53,7 +58,8 @@ def _submit(client, project_id, key) -> dict:
     return json.loads(data)
 
 
-def _until_downloaded(client, job: dict, timeout: float = 120.0) -> None:
+def _until_downloaded(client, job: dict, timeout: float = 120.0) -> tuple[str, float]:
+    """Poll until the job ends, then download its PDF; the job id and when the client saw it succeed."""
     deadline = time.monotonic() + timeout
     while job["state"] not in ("succeeded", "failed", "cancelled", "expired"):
         if time.monotonic() > deadline:  # e.g. the agent found no TeX Live and exited (see agent-0.log)
@@ -62,26 +68,59 @@ def _until_downloaded(client, job: dict, timeout: float = 120.0) -> None:
         job = json.loads(client._call("GET", f"/v1/processing/jobs/{job['id']}")[1])
     if job["state"] != "succeeded":
         raise RuntimeError(f"build failed: {job['failure']}")
+    seen_at = time.time()
     pdf = next(a for a in job["artifacts"] if a["role"] == "pdf")
     client._call("GET", pdf["url"])
+    return job["id"], seen_at
 
 
-def _full_ms(client, user, source: str, n: int) -> tuple[list[float], str]:
+def _full_ms(client, user, source: str, n: int) -> tuple[list[float], str, list[list[tuple]]]:
+    """Per measured repetition the median full-path time; the project; per repetition each build's
+    (job id, submitted at, seen succeeded at, downloaded at) in wall-clock seconds."""
     from workspace import services as workspace
 
     project = workspace.project_create(actor_id=user.pk, name="bench", project_type="latex")
-    medians = []
+    medians, timelines = [], []
     for rep in range(BENCH_REPS + 1):  # the first repetition warms up and is dropped
-        samples = []
+        samples, builds = [], []
         for index in range(n):
             edited = source.replace(r"\begin{document}", f"% build {rep}-{index}\n\\begin{{document}}", 1)
             workspace.file_write(actor_id=user.pk, project_id=project.pk, path="main.tex", data=edited.encode())
-            started = time.perf_counter()
-            _until_downloaded(client, _submit(client, project.pk, uuid.uuid4().hex))
+            started, submitted_at = time.perf_counter(), time.time()
+            job_id, seen_at = _until_downloaded(client, _submit(client, project.pk, uuid.uuid4().hex))
             samples.append((time.perf_counter() - started) * 1000)
+            builds.append((job_id, submitted_at, seen_at, time.time()))
         if rep:
             medians.append(statistics.median(samples))
-    return medians, str(project.pk)
+            timelines.append(builds)
+    return medians, str(project.pk), timelines
+
+
+PHASES = ("submit_to_queued", "queued_to_claimed", "claimed_to_first_output", "between_outputs",
+          "last_output_to_delivered", "delivered_to_succeeded", "succeeded_to_seen", "pdf_download")  # fmt: skip
+
+
+def _phases_ms(builds: list[tuple]) -> dict[str, float]:
+    """The median of each phase over these builds, in milliseconds."""
+    from processing.models import ProcessingAttempt, ProcessingJob, StagedOutput
+
+    per_phase: dict[str, list[float]] = {phase: [] for phase in PHASES}
+    for job_id, submitted_at, seen_at, downloaded_at in builds:
+        job = ProcessingJob.objects.get(pk=job_id)
+        attempt = ProcessingAttempt.objects.get(job=job, state="delivered")
+        staged = sorted(o.created_at.timestamp() for o in StagedOutput.objects.filter(attempt=attempt))
+        moments = [submitted_at, job.queued_at.timestamp(), attempt.started_at.timestamp(), staged[0], staged[-1],
+                   attempt.ended_at.timestamp(), job.completed_at.timestamp(), seen_at, downloaded_at]  # fmt: skip
+        for phase, (start, end) in zip(PHASES, itertools.pairwise(moments), strict=True):
+            per_phase[phase].append((end - start) * 1000)
+    return {phase: statistics.median(values) for phase, values in per_phase.items()}
+
+
+def _report_phases(name: str, timelines: list[list[tuple]], n: int) -> None:
+    per_rep = [_phases_ms(builds) for builds in timelines]
+    for phase in PHASES:
+        report(f"latex_phase_ms_p50_{phase}_{name}", [rep[phase] for rep in per_rep], unit="ms", n=n,
+               config="phase of the full path, from job/attempt/output timestamps")  # fmt: skip
 
 
 def _reuse_ms(client, project_id: str, n: int) -> list[float]:
@@ -117,11 +156,12 @@ def main() -> None:
             user, client = _author(url)
             for name, source in (("demo", STARTER_DOCUMENT), ("20_pages", twenty_page_document())):
                 raw = _raw_ms(source, n)
-                full, project_id = _full_ms(client, user, source, n)
+                full, project_id, timelines = _full_ms(client, user, source, n)
                 report(f"latex_raw_ms_p50_{name}", raw, unit="ms", n=n, config="processor in bubblewrap, no Core")
                 report(f"latex_full_ms_p50_{name}", full, unit="ms", n=n, config="API submit to PDF downloaded")
                 report(f"latex_overhead_ms_p50_{name}", [f - r for f, r in zip(full, raw, strict=False)], unit="ms",
                        n=n, config="full - raw, per repetition")  # fmt: skip
+                _report_phases(name, timelines, n)
             report("reuse_hit_ms_p50", _reuse_ms(client, project_id, n), unit="ms", n=n,
                    config="unchanged resubmission answered as a succeeded job")  # fmt: skip
 
