@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connection
+from django.db.models.expressions import RawSQL
 
 from processing.configuration import limits
 from processing.transfers import IssuedTicket, ticket_secret_new
@@ -43,6 +44,10 @@ class Claim:
     project_id: uuid.UUID | None
     input_size: int
     download: IssuedTicket
+
+
+# The transaction's now() as an expression, so a query can carry it instead of a round trip of its own.
+TRANSACTION_NOW = RawSQL("now()", [])
 
 
 def db_now() -> datetime:

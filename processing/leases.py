@@ -10,8 +10,8 @@ from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.db.models import Subquery
-from django.db.models.expressions import RawSQL
 
+from processing.claims import TRANSACTION_NOW
 from processing.configuration import limits
 from processing.exceptions import ClaimLost
 from processing.models import AttemptState, JobState, Phase, ProcessingAttempt, ProcessingJob
@@ -23,10 +23,6 @@ class LeaseStatus:
     cancellation_requested: bool
 
 
-# The transaction's now() read with the attempt itself: one round trip instead of two.
-_NOW = RawSQL("now()", [])
-
-
 def attempt_current(claim_id: uuid.UUID, *, lock_job: bool = False) -> tuple[ProcessingAttempt, datetime]:
     """The running attempt holding ``claim_id`` with an unexpired lease on a running job, and the database
     time it was judged at; ClaimLost otherwise.
@@ -36,7 +32,7 @@ def attempt_current(claim_id: uuid.UUID, *, lock_job: bool = False) -> tuple[Pro
     (a later statement), since a release or a reaper may have ended it (and
     another claim started the job again) while this call waited.
     """
-    attempts = ProcessingAttempt.objects.annotate(db_now=_NOW).filter(claim_id=claim_id)
+    attempts = ProcessingAttempt.objects.annotate(db_now=TRANSACTION_NOW).filter(claim_id=claim_id)
     if lock_job:
         job_of_claim = ProcessingAttempt.objects.filter(claim_id=claim_id).values("job_id")[:1]
         job = ProcessingJob.objects.select_for_update().filter(pk=Subquery(job_of_claim)).first()

@@ -12,7 +12,7 @@ from datetime import datetime
 from django.db import transaction
 
 from processing.blobs import blob_read
-from processing.claims import db_now
+from processing.claims import TRANSACTION_NOW
 from processing.exceptions import OutputRejected, TicketInvalid
 from processing.leases import attempt_current
 from processing.models import ProcessingAttempt, TransferKind, TransferTicket
@@ -39,9 +39,10 @@ def upload_ticket_issue(
 
 
 def _redeemable(ticket_id: uuid.UUID, secret: str, kind: str) -> TransferTicket:
-    ticket = TransferTicket.objects.select_related("attempt").filter(pk=ticket_id, kind=kind).first()
+    unexpired = TransferTicket.objects.filter(pk=ticket_id, kind=kind, expires_at__gt=TRANSACTION_NOW)
+    ticket = unexpired.select_related("attempt").first()
     digest = hashlib.sha256((secret or "").encode()).hexdigest()
-    if ticket is None or not hmac.compare_digest(ticket.secret_sha256, digest) or ticket.expires_at <= db_now():
+    if ticket is None or not hmac.compare_digest(ticket.secret_sha256, digest):
         raise TicketInvalid()
     return ticket
 
