@@ -43,15 +43,14 @@ SUBMIT_RESPONSES = {
 }
 
 
+def _requester_names(caller) -> dict:
+    """Jobs are visible only to their requester (another's is a 404), so the caller names every job
+    it is shown, without a lookup (a poll is the hottest read there is)."""
+    return {"usernames": {caller.pk: caller.username}}
+
+
 def job_response(job, caller, *, status_code: int = 200, replayed: bool = False) -> Response:
-    """The job as its requester sees it. Jobs are visible only to their requester, so the caller's
-    name is the requester's and needs no lookup (a poll is the hottest read there is)."""
-    if job.requester_id == caller.pk:
-        usernames = {job.requester_id: caller.username}
-    else:
-        principal = access.principal_describe(user_id=job.requester_id)
-        usernames = {job.requester_id: principal.username if principal else ""}
-    response = Response(JobSerializer(job, context={"usernames": usernames}).data, status=status_code)
+    response = Response(JobSerializer(job, context=_requester_names(caller)).data, status=status_code)
     if replayed:
         response["Idempotent-Replayed"] = "true"
     return response
@@ -196,8 +195,7 @@ class JobListApi(APIView):
             user_id=request.user.pk, state=state, project_id=project_id, operation=params.get("operation"),
             cursor=params.get("cursor"), limit=limit,
         )  # fmt: skip
-        principal = access.principal_describe(user_id=request.user.pk)
-        context = {"usernames": {request.user.pk: principal.username if principal else ""}}
+        context = _requester_names(request.user)
         return Response({"jobs": JobSerializer(jobs, many=True, context=context).data, "next_cursor": next_cursor})
 
 
