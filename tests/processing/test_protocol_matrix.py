@@ -242,3 +242,50 @@ def test_acquiring_on_a_session_that_lapsed_says_session_gone(lapse):
                     {"offers": [{"operation": ECHO, "permits": 1}], "wait_seconds": 0})  # fmt: skip
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "session_gone"
+
+
+@pytest.mark.django_db
+def test_an_expired_ticket_is_refused(claimed):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from processing.models import TransferTicket
+
+    _, claim = claimed
+    download = claim["input"]["download"]
+    TransferTicket.objects.filter(pk=download["ticket_id"]).update(expires_at=timezone.now() - timedelta(hours=1))
+
+    response = worker_client().get(download["url"], HTTP_X_QUIRE_TRANSFER_SECRET=download["secret"])
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "ticket_invalid"
+
+
+@pytest.mark.django_db
+def test_bytes_uploaded_after_the_lease_ran_out_stage_nothing(claimed):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from processing.models import ProcessingAttempt, StagedOutput
+
+    _, claim = claimed
+    claim_id = claim["claim_id"]
+
+    def ticket_for(data: bytes) -> dict:
+        upload = {"role": "echo", "media_type": "application/octet-stream", "filename": "e", "size": len(data),
+                  "sha256": hashlib.sha256(data).hexdigest()}  # fmt: skip
+        return post(worker_client(), f"claims/{claim_id}/uploads", upload).json()
+
+    def put(ticket: dict, data: bytes):
+        return worker_client().generic("PUT", ticket["url"], data, content_type="application/octet-stream",
+                                       HTTP_X_QUIRE_TRANSFER_SECRET=ticket["secret"])  # fmt: skip
+
+    in_time, late = ticket_for(b"in time"), ticket_for(b"too late")
+    assert put(in_time, b"in time").status_code == 200
+    ProcessingAttempt.objects.filter(claim_id=claim_id).update(lease_expires_at=timezone.now() - timedelta(hours=1))
+
+    response = put(late, b"too late")
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "claim_lost"
+    assert list(StagedOutput.objects.values_list("sha256", flat=True)) == [hashlib.sha256(b"in time").hexdigest()]
