@@ -93,6 +93,7 @@ class InMemoryCore:
 
     def upload_output(self, *, claim_id: str, role: str, media_type: str, filename: str, data: bytes) -> dict:
         with self._lock:
+            self._raise_scripted("upload_output")
             self.uploads.append({"claim_id": claim_id, "role": role, "filename": filename, "data": data})
             return {"role": role}
 

@@ -104,3 +104,31 @@ def test_the_claims_work_directory_is_removed_afterwards(run_claim, tmp_path):
     run_claim(bundle_archive({"main.tex": MAIN}))
 
     assert list((tmp_path / "work").iterdir()) == []
+
+
+def _two_outputs(input_dir, output_dir):
+    from processing.worker.contracts import OutputFile
+
+    for name in ("document.pdf", "build.log"):
+        (output_dir / name).write_bytes(name.encode())
+    return ProcessorResult(outputs=(
+        OutputFile("pdf", output_dir / "document.pdf", "application/pdf", "document.pdf"),
+        OutputFile("log", output_dir / "build.log", "text/plain", "build.log"),
+    ))  # fmt: skip
+
+
+def test_every_output_is_uploaded_before_the_delivery(core, run_claim):
+    reports = run_claim(bundle_archive({"main.tex": MAIN}), processor=ScriptedProcessor(_two_outputs))
+
+    assert sorted((u["role"], u["data"]) for u in core.uploads) == [("log", b"build.log"), ("pdf", b"document.pdf")]
+    assert reports == [("delivery", "claim-0001")]
+
+
+def test_a_refused_upload_means_no_delivery(core, run_claim):
+    from tests.processing.worker.core_twin import core_refuses
+
+    core.fail_next("upload_output", core_refuses("output_rejected"))
+    reports = run_claim(bundle_archive({"main.tex": MAIN}), processor=ScriptedProcessor(_two_outputs))
+
+    assert len(core.uploads) == 1  # the other output went up side by side
+    assert reports == []  # nothing delivered: the claim is given up and its lease will lapse
