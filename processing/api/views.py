@@ -1,5 +1,8 @@
+import math
+import time
 import uuid
 
+from django.db import connection
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -24,6 +27,7 @@ from processing.cancellation import job_cancel
 from processing.configuration import limits
 from processing.exceptions import InvalidOptions
 from processing.submission import Submitted, Upload, job_submit
+from processing.wakeups import wakeups
 
 IDEMPOTENCY_KEY = OpenApiParameter(
     "Idempotency-Key",
@@ -199,14 +203,56 @@ class JobListApi(APIView):
         return Response({"jobs": JobSerializer(jobs, many=True, context=context).data, "next_cursor": next_cursor})
 
 
+WAIT_SECONDS_MAX = 30
+
+
+def _wait_seconds(raw: str | None) -> float:
+    if raw is None:
+        return 0.0
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not 0 <= seconds <= WAIT_SECONDS_MAX:  # NaN fails this too
+        raise InvalidOptions(f"wait is a number of seconds from 0 to {WAIT_SECONDS_MAX}.")
+    return seconds
+
+
+def job_when_ended(*, user_id: int, job_id: uuid.UUID, wait_seconds: float):
+    """The job once it has ended, or as it is after ``wait_seconds``; woken by the job-ended NOTIFY, not polled."""
+    deadline = time.monotonic() + wait_seconds
+    with wakeups.job_watch(job_id) as watch:
+        while True:
+            job = selectors.job_visible(user_id=user_id, job_id=job_id)
+            remaining = deadline - time.monotonic()
+            if job.is_terminal or remaining <= 0:
+                return job
+            if not connection.in_atomic_block:
+                connection.close()  # hold no database connection while waiting: many clients may wait at once
+            watch.wait(remaining)
+
+
 class JobDetailApi(APIView):
     @extend_schema(
         operation_id="processing_jobs_retrieve",
+        parameters=[
+            OpenApiParameter(
+                "wait",
+                OpenApiTypes.NUMBER,
+                required=False,
+                description=f"Seconds (0–{WAIT_SECONDS_MAX}) to hold the answer while the job has not ended; "
+                "it comes as soon as the job ends, or with the job as it is when the time is up.",
+            )
+        ],
         responses={200: JobSerializer, **ERROR_RESPONSES},
         tags=["processing"],
     )
     def get(self, request, job_id: uuid.UUID):
-        return job_response(selectors.job_visible(user_id=request.user.pk, job_id=job_id), request.user)
+        wait_seconds = _wait_seconds(request.query_params.get("wait"))
+        if not wait_seconds:
+            return job_response(selectors.job_visible(user_id=request.user.pk, job_id=job_id), request.user)
+        return job_response(job_when_ended(user_id=request.user.pk, job_id=job_id, wait_seconds=wait_seconds),
+                            request.user)  # fmt: skip
 
 
 class JobCancelApi(APIView):

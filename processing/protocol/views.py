@@ -24,8 +24,8 @@ from processing.protocol import tickets
 from processing.protocol.authentication import WorkerTokenAuthentication
 from processing.protocol.replay import replay_run
 from processing.protocol.sessions import session_drain, session_heartbeat, session_of, session_register
-from processing.protocol.wakeups import wakeups
 from processing.transfers import IssuedTicket
+from processing.wakeups import wakeups
 
 PREFIX = "/internal/processing/v1"
 SECRET_HEADER = "X-Quire-Transfer-Secret"  # noqa: S105  a header name, not a secret

@@ -1,0 +1,148 @@
+"""Wake-ups from PostgreSQL NOTIFY: one LISTEN connection per server process.
+
+Two channels. The queue channel (a job became claimable) bumps a generation
+counter: a waiting acquire records the generation before it tries to claim and
+sleeps until it changes, so a notification between its try and its wait is
+never lost. The job-ended channel (payload: the job id, sent by a trigger when
+a job's terminal commit is inserted) wakes the requests watching that job; a
+watch is registered before the job is read, for the same reason.
+
+If the listener is disconnected (a database restart), waits fall back to a
+short timeout until it reconnects, and a reconnect wakes every waiter.
+"""
+
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import psycopg
+from django.db import connections
+
+from processing.submission import QUEUE_CHANNEL
+
+logger = logging.getLogger(__name__)
+
+JOB_ENDED_CHANNEL = "quire_job_ended"  # the trigger of migration 0004 notifies here
+FALLBACK_WAIT_SECONDS = 1.0
+
+
+class JobWatch:
+    """Woken when its job ends (or the listener reconnects, after which the job must be read again)."""
+
+    def __init__(self, wakeups: "Wakeups") -> None:
+        self._wakeups = wakeups
+        self.woken = False
+
+    def wait(self, timeout: float) -> bool:
+        """Sleep until woken or ``timeout`` seconds pass; returns whether it was woken."""
+        with self._wakeups.condition:
+            if not self._wakeups.connected:
+                timeout = min(timeout, FALLBACK_WAIT_SECONDS)
+            woken = self._wakeups.condition.wait_for(lambda: self.woken, timeout=timeout)
+            self.woken = False
+            return woken
+
+
+class Wakeups:
+    def __init__(self) -> None:
+        self.condition = threading.Condition()
+        self.connected = False
+        self._generation = 0
+        self._job_watches: dict[str, list[JobWatch]] = {}
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+        self._stop = threading.Event()
+
+    def generation(self) -> int:
+        self._ensure_started()
+        with self.condition:
+            return self._generation
+
+    def wait(self, *, since: int, timeout: float) -> None:
+        """Sleep until a queue notification newer than ``since`` or ``timeout`` seconds pass."""
+        with self.condition:
+            if not self.connected:
+                timeout = min(timeout, FALLBACK_WAIT_SECONDS)
+            self.condition.wait_for(lambda: self._generation != since, timeout=timeout)
+
+    @contextmanager
+    def job_watch(self, job_id) -> Iterator[JobWatch]:
+        """Watch ``job_id`` for its end; register before reading the job, wait after."""
+        self._ensure_started()
+        watch, key = JobWatch(self), str(job_id)
+        with self.condition:
+            self._job_watches.setdefault(key, []).append(watch)
+        try:
+            yield watch
+        finally:
+            with self.condition:
+                watches = self._job_watches[key]
+                watches.remove(watch)
+                if not watches:
+                    del self._job_watches[key]
+
+    def is_watched(self, job_id) -> bool:
+        with self.condition:
+            return str(job_id) in self._job_watches
+
+    def stop(self) -> None:
+        """Close the listening connection (tests drop their database afterwards)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._thread = None
+        self._stop.clear()
+
+    def _ensure_started(self) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            return
+        with self._start_lock:
+            if self._thread is None or not self._thread.is_alive():
+                params = {
+                    key: value
+                    for key, value in connections["default"].get_connection_params().items()
+                    if key not in ("cursor_factory", "context")  # Django's cursor tuning is not needed here
+                }
+                self._thread = threading.Thread(target=self._listen_forever, args=(params,), daemon=True)
+                self._thread.start()
+
+    def _notified(self, channel: str, payload: str) -> None:
+        with self.condition:
+            if channel == JOB_ENDED_CHANNEL:
+                for watch in self._job_watches.get(payload, ()):
+                    watch.woken = True
+            else:
+                self._generation += 1
+            self.condition.notify_all()
+
+    def _set_connected(self, connected: bool) -> None:
+        with self.condition:
+            self.connected = connected
+            # Anyone waiting looks again after a (re)connect: notifications may have been missed.
+            self._generation += 1
+            for watches in self._job_watches.values():
+                for watch in watches:
+                    watch.woken = True
+            self.condition.notify_all()
+
+    def _listen_forever(self, params: dict) -> None:
+        backoff = 0.2
+        while not self._stop.is_set():
+            try:
+                with psycopg.connect(**params, autocommit=True) as conn:
+                    conn.execute(f"LISTEN {QUEUE_CHANNEL}")
+                    conn.execute(f"LISTEN {JOB_ENDED_CHANNEL}")
+                    self._set_connected(True)
+                    backoff = 0.2
+                    while not self._stop.is_set():
+                        for notice in conn.notifies(timeout=1.0):
+                            self._notified(notice.channel, notice.payload)
+            except psycopg.Error:
+                logger.warning("notification listener disconnected; retrying", exc_info=True)
+            self._set_connected(False)
+            self._stop.wait(backoff)
+            backoff = min(backoff * 2, 5.0)
+
+
+wakeups = Wakeups()
