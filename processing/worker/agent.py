@@ -48,6 +48,7 @@ class WorkerAgent:
         self.session_id: str | None = None
         self.heartbeat_seconds = 5.0
         self.started_jobs = 0
+        self.registering = threading.Lock()
 
     # --- lifecycle -------------------------------------------------------------------------------
     def install_signal_handlers(self) -> None:
@@ -66,10 +67,22 @@ class WorkerAgent:
 
     def run(self) -> int:
         threading.Thread(target=self._heartbeat_loop, name="heartbeats", daemon=True).start()
+        # One claim loop per processor: a long-poll offering one operation's permits must not keep
+        # another operation's permits, freed meanwhile, from being offered until it returns.
+        loops = [threading.Thread(target=self._claim_loop, args=(operation,), name=f"claims-{operation}")
+                 for operation in self.processors]  # fmt: skip
+        for loop in loops:
+            loop.start()
+        for loop in loops:
+            loop.join()
+        self._drain()
+        return 0
+
+    def _claim_loop(self, operation: str) -> None:
         delay = self.settings.retry_initial_seconds
         while not self.draining.is_set() and not self._enough_jobs():
             try:
-                self._claim_once()
+                self._claim_once(operation)
             except Exception:
                 # Leaving the loop would leave a process that looks alive (heartbeats, running
                 # jobs) but never claims again; whatever failed, back off and go on.
@@ -78,20 +91,23 @@ class WorkerAgent:
                 delay = min(delay * 2, self.settings.retry_max_seconds)
             else:
                 delay = self.settings.retry_initial_seconds
-        self._drain()
-        return 0
 
-    def _claim_once(self) -> None:
-        """Register when there is no session; otherwise offer the free permits once."""
+    def _claim_once(self, operation: str) -> None:
+        """Register when there is no session; otherwise offer the operation's free permits once."""
         if self.session_id is None:
-            self._register()
+            self._register_unless_registered()
             return
-        offers = self._wait_for_free_permits()
-        if offers:
-            self._acquire_once(offers)
+        permits = self._wait_for_free_permits(operation)
+        if permits:
+            self._acquire_once({operation: permits})
 
     def _enough_jobs(self) -> bool:
         return self.settings.max_jobs is not None and self.started_jobs >= self.settings.max_jobs
+
+    def _register_unless_registered(self) -> None:
+        with self.registering:  # the first claim loop to find no session registers; the others wait for it
+            if self.session_id is None:
+                self._register()
 
     def _register(self) -> None:
         declarations = [
@@ -107,13 +123,13 @@ class WorkerAgent:
         logger.info("registered", extra={"session": self.session_id, "operations": sorted(self.processors)})
 
     # --- acquiring -------------------------------------------------------------------------------
-    def _wait_for_free_permits(self) -> dict[str, int]:
+    def _wait_for_free_permits(self, operation: str) -> int:
         with self.condition:
             self.condition.wait_for(
-                lambda: any(self.free.values()) or self.draining.is_set() or self.stopping.is_set(),
+                lambda: self.free[operation] > 0 or self.draining.is_set() or self.stopping.is_set(),
                 timeout=1.0,
             )
-            return {op: n for op, n in self.free.items() if n > 0} if not self.draining.is_set() else {}
+            return self.free[operation] if not self.draining.is_set() else 0
 
     def _acquire_once(self, offers: dict[str, int]) -> None:
         """Acquire with ``offers`` and start what comes; CoreError or CoreUnavailable when Core fails us."""
@@ -131,10 +147,9 @@ class WorkerAgent:
             return
         if claim is None:
             return
-        if self.draining.is_set():
+        # Claim loops acquire side by side, so another may have reached the job limit meanwhile.
+        if self.draining.is_set() or not self._start(claim):
             self._release(claim["claim_id"])
-            return
-        self._start(claim)
 
     def _session_lost(self, session_id: str | None) -> None:
         """Forget ``session_id`` unless it was already replaced; the claim loop registers anew."""
@@ -144,10 +159,13 @@ class WorkerAgent:
                 self.session_id = None
                 self.condition.notify_all()
 
-    def _start(self, claim: dict) -> None:
+    def _start(self, claim: dict) -> bool:
+        """Run ``claim`` on a thread of its own; False (nothing started) once the job limit is reached."""
         operation = claim["operation"]
         active = ActiveClaim(claim=claim)
         with self.condition:
+            if self._enough_jobs():
+                return False
             self.free[operation] -= 1
             self.active[active.claim_id] = active
             self.started_jobs += 1
@@ -159,6 +177,7 @@ class WorkerAgent:
         with self.condition:
             self.threads.add(thread)
         thread.start()
+        return True
 
     def _run_and_free(self, run: JobRun, active: ActiveClaim) -> None:
         try:

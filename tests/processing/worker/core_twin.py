@@ -10,6 +10,7 @@ import io
 import json
 import tarfile
 import threading
+import time
 from collections import defaultdict, deque
 
 from processing.worker.client import CoreError, CoreUnavailable
@@ -39,6 +40,7 @@ class InMemoryCore:
         self.reports: list[tuple] = []
         self.uploads: list[dict] = []
         self.reported = threading.Condition(self._lock)
+        self.claim_queued = threading.Condition(self._lock)
         # Called as ``acquire`` is about to answer, to make something happen while it waited.
         self.while_acquiring = lambda: None
 
@@ -50,6 +52,7 @@ class InMemoryCore:
             claim_id = f"claim-{number:04d}"
             self._inputs[f"/transfers/{claim_id}"] = data
             self._claims.append(_claim(claim_id, number, data, schema=schema, operation=operation))
+            self.claim_queued.notify_all()
         return claim_id
 
     def fail_next(self, call: str, *errors: Exception | None) -> None:
@@ -76,11 +79,19 @@ class InMemoryCore:
         return {"session_id": session_id, "state": "draining"}
 
     def acquire(self, *, session_id: str, offers: dict[str, int], wait_seconds: float) -> dict | None:
+        """The first queued claim of an offered operation; as Core does, wait up to ``wait_seconds`` for one."""
+        deadline = time.monotonic() + wait_seconds
         with self._lock:
             self._raise_scripted("acquire")
-            claim = self._claims.popleft() if self._claims else None
+            while (claim := self._first_offered(offers)) is None and (remaining := deadline - time.monotonic()) > 0:
+                self.claim_queued.wait(remaining)
+            if claim is not None:
+                self._claims.remove(claim)
         self.while_acquiring()
         return claim
+
+    def _first_offered(self, offers: dict[str, int]) -> dict | None:
+        return next((claim for claim in self._claims if offers.get(claim["operation"], 0) > 0), None)
 
     def claim_heartbeat(self, *, claim_id: str, phase: str) -> dict:
         self._raise_scripted("claim_heartbeat")

@@ -27,12 +27,12 @@ def core() -> InMemoryCore:
 def agent_for(core, tmp_path):
     """``agent_for(max_jobs=...)``: an agent on the in-memory Core that retries at once."""
 
-    def make(*, max_jobs: int) -> WorkerAgent:
+    def make(*, max_jobs: int, processors=None, acquire_wait_seconds: float = 0) -> WorkerAgent:
         settings = AgentSettings(
-            instance="test-agent", work_root=tmp_path / "work", max_jobs=max_jobs, acquire_wait_seconds=0,
-            retry_initial_seconds=0, retry_max_seconds=0,
+            instance="test-agent", work_root=tmp_path / "work", max_jobs=max_jobs,
+            acquire_wait_seconds=acquire_wait_seconds, retry_initial_seconds=0, retry_max_seconds=0,
         )  # fmt: skip
-        return WorkerAgent(client=core, processors=[EchoProcessor()], executor=None, settings=settings)
+        return WorkerAgent(client=core, processors=processors or [EchoProcessor()], executor=None, settings=settings)
 
     return make
 
@@ -80,6 +80,28 @@ def test_the_agent_registers_again_when_its_session_is_gone_even_if_that_fails_a
 
     assert core.reports == [("delivery", claim_id)]
     assert core.sessions == ["session-1", "session-2"]
+
+
+class OtherEchoProcessor(EchoProcessor):
+    operation = "test.other/v1"
+
+
+def test_a_long_poll_for_one_operation_does_not_keep_the_others_freed_slots_idle(core, agent_for):
+    """With echo's one slot busy, the agent long-polls offering only the other operation; echo's slot,
+    freed meanwhile, is offered at once all the same (not after that long-poll ends)."""
+    claim_ids = [core.queue_claim(BUNDLE) for _ in range(3)]
+    # Far longer than the test waits: a freed slot that waited for this long-poll would fail it.
+    agent = agent_for(max_jobs=3, processors=[EchoProcessor(), OtherEchoProcessor()], acquire_wait_seconds=600)
+    runner = threading.Thread(target=agent.run, daemon=True)
+    runner.start()
+
+    delivered = core.wait_for_reports(3, timeout=GENEROUS_SECONDS)
+    surplus = core.queue_claim(BUNDLE, operation=OtherEchoProcessor.operation)  # ends the other long-poll
+    runner.join(GENEROUS_SECONDS)
+
+    assert sorted(claim_id for _, claim_id in delivered) == claim_ids
+    assert core.reports[3:] == [("release", surplus)], "a claim beyond the job limit is given back, not run"
+    assert not runner.is_alive()
 
 
 def test_finished_jobs_leave_no_threads_behind(core, agent_for):
