@@ -3,7 +3,9 @@
 import logging
 import shutil
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +64,16 @@ class JobRun:
         self.work = work_root / active.claim_id
         self.log = {"job": active.claim["job_id"], "claim": active.claim_id, "operation": active.claim["operation"],
                     "attempt": active.claim["attempt"], "processor_contract": processor.contract}  # fmt: skip
+        self.timings_ms: dict[str, float] = {}
+
+    @contextmanager
+    def _timed(self, step: str):
+        """Where a job's time goes on the agent, logged with its delivery (``<step>_ms``)."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings_ms[f"{step}_ms"] = round((time.perf_counter() - started) * 1000, 1)
 
     def execute(self) -> None:
         try:
@@ -75,19 +87,23 @@ class JobRun:
 
     def _execute(self) -> None:
         try:
-            input_dir, output_dir = self._prepare()
-            result = self._run_processor(input_dir, output_dir)
+            with self._timed("input"):  # download, verify, lay out
+                input_dir, output_dir = self._prepare()
+            with self._timed("processor"):
+                result = self._run_processor(input_dir, output_dir)
         except ProcessorFailure as failure:
             self._report_failure(failure)
             return
         if self._stopped():
             return
         self.active.phase = "uploading_result"
-        self._upload_all(result.outputs)
-        outcome = self.client.deliver(
-            claim_id=self.active.claim_id, diagnostics=_diagnostics_payload(result.diagnostics)
-        )
-        logger.info("delivered", extra={**self.log, "job_state": outcome.get("job_state")})
+        with self._timed("upload"):
+            self._upload_all(result.outputs)
+        with self._timed("delivery"):
+            outcome = self.client.deliver(
+                claim_id=self.active.claim_id, diagnostics=_diagnostics_payload(result.diagnostics)
+            )
+        logger.info("delivered", extra={**self.log, "job_state": outcome.get("job_state"), **self.timings_ms})
 
     def _upload_all(self, outputs) -> None:
         """Upload the outputs side by side: each is a ticket and a PUT, and a build has a PDF and a log."""
@@ -109,7 +125,8 @@ class JobRun:
     def _prepare(self) -> tuple[Path, Path]:
         """Download and verify the input and lay it out; ProcessorFailure when that fails."""
         claim = self.active.claim
-        data = self.client.download_input(ticket=claim["input"]["download"])
+        with self._timed("download"):
+            data = self.client.download_input(ticket=claim["input"]["download"])
         input_verify(data, sha256=claim["input"]["sha256"], size=claim["input"]["size"])
         input_dir, output_dir = self.work / "input", self.work / "output"
         try:

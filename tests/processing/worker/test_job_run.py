@@ -1,5 +1,6 @@
 """Running one claim: how its failures are classified, and where its files live."""
 
+import logging
 import stat
 from pathlib import Path
 
@@ -55,6 +56,17 @@ def test_a_good_bundle_is_delivered(run_claim):
     reports = run_claim(bundle_archive({"main.tex": MAIN}))
 
     assert reports == [("delivery", "claim-0001")]
+
+
+def test_the_delivery_log_line_says_where_the_agents_time_went(run_claim, caplog):
+    with caplog.at_level(logging.INFO, logger="processing.worker.job_run"):
+        run_claim(bundle_archive({"main.tex": MAIN}))
+
+    delivered = next(record for record in caplog.records if record.getMessage() == "delivered")
+    steps = ("input_ms", "download_ms", "processor_ms", "upload_ms", "delivery_ms")
+    timings = {step: getattr(delivered, step) for step in steps}
+    assert all(isinstance(ms, float) and ms >= 0 for ms in timings.values()), timings
+    assert timings["download_ms"] <= timings["input_ms"], "the download is part of the input step"
 
 
 @pytest.mark.parametrize(
