@@ -20,6 +20,7 @@ __all__ = [
     "permission_check",
     "permission_require",
     "principal_describe",
+    "project_ids_permitting",
     "project_ids_visible_to",
     "role_of",
     "user_ids_matching",
@@ -54,6 +55,16 @@ def permission_require(*, user_id: int | None, project_id: uuid.UUID, permission
 
 def role_of(*, user_id: int, project_id: uuid.UUID) -> str | None:
     return selectors.role_of(user_id=user_id, project_id=project_id)
+
+
+def project_ids_permitting(*, user_id: int, permission: str):
+    """The projects on which the user holds ``permission``, as a subquery for the caller's own query.
+
+    The one answer here that is a query, not values: the database evaluates it inside the caller's
+    statement, so a read scoped to what the user may see (a job poll, a download) costs no round
+    trip of its own for the check. Use it only as ``…__in=``.
+    """
+    return selectors.project_ids_permitting(user_id=user_id, permission=permission)
 
 
 def project_ids_visible_to(*, user_id: int) -> list[uuid.UUID]:

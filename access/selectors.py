@@ -14,6 +14,11 @@ def permission_held(*, user_id: int, project_id: uuid.UUID, permission: str) -> 
     return role is not None and permission in ROLE_PERMISSIONS[role]
 
 
+def project_ids_permitting(*, user_id: int, permission: str):
+    roles = [role for role, permissions in ROLE_PERMISSIONS.items() if permission in permissions]
+    return ProjectGrant.objects.filter(user_id=user_id, role__in=roles).values("project_id")
+
+
 def project_ids_visible_to(*, user_id: int) -> list[uuid.UUID]:
     return list(
         ProjectGrant.objects.filter(user_id=user_id).order_by("project_id").values_list("project_id", flat=True)

@@ -16,7 +16,8 @@ PAGE_SIZE_MAX = 100
 
 
 def _visible(user_id: int):
-    projects = access.project_ids_visible_to(user_id=user_id)
+    """The caller's jobs on projects they may still view, with the check inside the same query."""
+    projects = access.project_ids_permitting(user_id=user_id, permission=access.Permission.VIEW)
     return ProcessingJob.objects.filter(Q(project_id__isnull=True) | Q(project_id__in=projects), requester_id=user_id)
 
 
@@ -28,12 +29,8 @@ def job_visible(*, user_id: int | None, job_id) -> ProcessingJob:
         job_uuid = uuid.UUID(str(job_id))
     except ValueError as exc:
         raise JobNotFound() from exc
-    job = ProcessingJob.objects.filter(pk=job_uuid, requester_id=user_id).first()
+    job = _visible(user_id).filter(pk=job_uuid).first()
     if job is None:
-        raise JobNotFound()
-    if job.project_id is not None and not access.permission_check(
-        user_id=user_id, project_id=job.project_id, permission=access.Permission.VIEW
-    ):
         raise JobNotFound()
     return job
 
@@ -41,13 +38,15 @@ def job_visible(*, user_id: int | None, job_id) -> ProcessingJob:
 def artifact_visible(*, user_id: int | None, job_id, artifact_id) -> ProcessingArtifact:
     from processing.exceptions import ArtifactNotFound
 
-    job = job_visible(user_id=user_id, job_id=job_id)
     try:
-        artifact_uuid = uuid.UUID(str(artifact_id))
-    except ValueError as exc:
-        raise ArtifactNotFound() from exc
-    artifact = ProcessingArtifact.objects.filter(job=job, pk=artifact_uuid).first()
+        job_uuid, artifact_uuid = uuid.UUID(str(job_id)), uuid.UUID(str(artifact_id))
+    except ValueError:
+        job_visible(user_id=user_id, job_id=job_id)  # a malformed job id is JobNotFound
+        raise ArtifactNotFound() from None
+    jobs = _visible(user_id).filter(pk=job_uuid) if user_id else ProcessingJob.objects.none()
+    artifact = ProcessingArtifact.objects.filter(job__in=jobs, pk=artifact_uuid).first()
     if artifact is None:
+        job_visible(user_id=user_id, job_id=job_id)  # which 404: no such job for the caller, or no such artifact
         raise ArtifactNotFound()
     return artifact
 
