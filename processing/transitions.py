@@ -1,18 +1,20 @@
 """The one service that changes a job's state: a guarded UPDATE against the allowed transitions.
 
-Nothing else assigns ``ProcessingJob.state``. A transition into a terminal
-state also inserts the job's ``TerminalCommit`` row (the database allows one)
-and its outbox event, in the same transaction.
+Nothing else assigns ``ProcessingJob.state`` (but the claim function of
+migration 0003, for queued → running). A transition into a terminal state also
+inserts the job's ``TerminalCommit`` row (the database allows one) and its
+outbox event, in the same statement.
 """
 
 import uuid
 
-from django.db import transaction
+from django.db import connection
 from django.utils import timezone
 
 from processing.models import JobState, Phase, ProcessingJob, TerminalCommit
 from processing.models.jobs import TERMINAL_STATES
-from processing.outbox import outbox_emit
+from processing.outbox import WAKEUP_CHANNEL as OUTBOX_WAKEUP_CHANNEL
+from processing.outbox import outbox_insert_sql
 
 ALLOWED: dict[str, frozenset[str]] = {
     JobState.PREPARING: frozenset(
@@ -38,16 +40,46 @@ def job_transition(*, job_id: uuid.UUID, to: str, only_from: frozenset[str] | se
     if not sources:
         raise ValueError(f"no allowed transition into {to!r} from {only_from!r}")
     updates = {"state": to, **fields}
+    if to not in TERMINAL_STATES:
+        return ProcessingJob.objects.filter(pk=job_id, state__in=sources).update(**updates) == 1
     now = timezone.now()
-    if to in TERMINAL_STATES:
-        updates.update(completed_at=now, phase=Phase.COMPLETE, finalization_token=None, finalization_expires_at=None)
-    with transaction.atomic(savepoint=False):  # part of the caller's transaction, no savepoint round trips
-        moved = ProcessingJob.objects.filter(pk=job_id, state__in=sources).update(**updates)
-        if moved and to in TERMINAL_STATES:
-            TerminalCommit.objects.create(job_id=job_id, state=to, committed_at=now)
-            if to in EVENT_KINDS:
-                outbox_emit(kind=EVENT_KINDS[to], payload={"job_id": str(job_id)})
-    return moved == 1
+    updates.update(completed_at=now, phase=Phase.COMPLETE, finalization_token=None, finalization_expires_at=None)
+    return _terminal_commit(job_id, sorted(sources), to, updates, now)
+
+
+def _terminal_commit(job_id: uuid.UUID, sources: list[str], to: str, updates: dict, now) -> bool:
+    """The guarded UPDATE, the terminal commit row, the outbox event and its wake-up: one statement, so one
+    round trip, and atomic even outside a transaction. A second terminal commit of a job violates the
+    terminal commit's primary key and fails the whole statement, as before."""
+    assignments, params = _assignments(updates)
+    sql = f"""
+        WITH moved AS (
+            UPDATE {ProcessingJob._meta.db_table} SET {assignments} WHERE id = %s AND state = ANY(%s) RETURNING id
+        ), committed AS (
+            INSERT INTO {TerminalCommit._meta.db_table} (job_id, state, committed_at) SELECT id, %s, %s FROM moved
+        )"""  # noqa: S608  table and column names are the models' own; every value is a parameter
+    params += [job_id, sources, to, now]
+    if to in EVENT_KINDS:
+        event_sql, event_params = outbox_insert_sql(
+            kind=EVENT_KINDS[to], payload={"job_id": str(job_id)}, now=now, rows_from="moved"
+        )
+        sql += f", event AS ({event_sql})"
+        params += event_params
+    sql += " SELECT count(*), CASE WHEN count(*) > 0 THEN pg_notify(%s, '') END FROM moved"
+    params.append(OUTBOX_WAKEUP_CHANNEL)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()[0] == 1
+
+
+def _assignments(updates: dict) -> tuple[str, list]:
+    """``SET`` text and parameters for model field values, each converted as the ORM's update would."""
+    parts, params = [], []
+    for name, value in updates.items():
+        field = ProcessingJob._meta.get_field(name)
+        parts.append(f"{connection.ops.quote_name(field.column)} = %s")
+        params.append(field.get_db_prep_save(value, connection))
+    return ", ".join(parts), params
 
 
 def failure_fields(failure_class: str, code: str, message: str) -> dict:
