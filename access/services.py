@@ -13,7 +13,7 @@ from access.exceptions import (
     ProjectNotFound,
     UserNotFound,
 )
-from access.models import ApiToken, Permission, ProjectGrant, Role
+from access.models import ROLE_PERMISSIONS, ApiToken, Permission, ProjectGrant, Role
 from access.tokens import token_generate
 
 
@@ -22,7 +22,7 @@ def permission_require(*, user_id: int | None, project_id: uuid.UUID, permission
     role = selectors.role_of(user_id=user_id, project_id=project_id) if user_id else None
     if role is None:
         raise ProjectNotFound()
-    if not selectors.permission_held(user_id=user_id, project_id=project_id, permission=permission):
+    if permission not in ROLE_PERMISSIONS[role]:
         raise ActionForbidden()
     return role
 
