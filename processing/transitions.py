@@ -48,7 +48,8 @@ def job_transition(*, job_id: uuid.UUID, to: str, only_from: frozenset[str] | se
 
 
 def _terminal_commit(job_id: uuid.UUID, sources: list[str], to: str, updates: dict, now) -> bool:
-    """The guarded UPDATE, the terminal commit row, the outbox event and its wake-up: one statement, so one
+    """The guarded UPDATE, the terminal commit row, the outbox event (if the state has one) and the relay's
+    wake-up: one statement, so one
     round trip, and atomic even outside a transaction. A second terminal commit of a job violates the
     terminal commit's primary key and fails the whole statement, as before."""
     assignments, params = _assignments(updates)
@@ -64,9 +65,10 @@ def _terminal_commit(job_id: uuid.UUID, sources: list[str], to: str, updates: di
             kind=EVENT_KINDS[to], payload={"job_id": str(job_id)}, now=now, rows_from="moved"
         )
         sql += f", event AS ({event_sql})"
-        params += event_params
-    sql += " SELECT count(*), CASE WHEN count(*) > 0 THEN pg_notify(%s, '') END FROM moved"
-    params.append(OUTBOX_WAKEUP_CHANNEL)
+        sql += " SELECT count(*), CASE WHEN count(*) > 0 THEN pg_notify(%s, '') END FROM moved"
+        params += [*event_params, OUTBOX_WAKEUP_CHANNEL]
+    else:
+        sql += " SELECT count(*) FROM moved"
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone()[0] == 1

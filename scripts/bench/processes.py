@@ -14,6 +14,8 @@ from pathlib import Path
 from scripts.bench.harness import ROOT
 
 WORKER_TOKEN = "bench-worker-token"  # noqa: S105  a throwaway token for a throwaway database
+# INFO makes the agents log each delivery with where its time went (input, processor, upload, delivery).
+AGENT_LOG_LEVEL = os.environ.get("BENCH_AGENT_LOG_LEVEL", "WARNING")
 
 
 def deployment_write(directory: Path, *, operations: list[str], limits: dict[str, int]) -> Path:
@@ -68,7 +70,7 @@ def agents(url: str, directory: Path, *, count: int, slots: int, operations: str
             [sys.executable, "-m", "processing.worker", "--core-url", url, "--token-file",
              str(directory / "worker.token"), "--instance", f"bench-{index}", "--slots", str(slots),
              "--test-operations", "--operations", operations, "--work-dir", str(directory / f"work-{index}")],
-            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "QUIRE_LOG_LEVEL": "WARNING"},
+            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "QUIRE_LOG_LEVEL": AGENT_LOG_LEVEL},
         )))  # fmt: skip
     try:
         yield [process for _, process in processes]
