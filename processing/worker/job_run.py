@@ -186,7 +186,6 @@ class JobRun:
             claim_id=self.active.claim_id, failure_class=failure.failure_class, code=failure.code,
             message=failure.message, diagnostics=_diagnostics_payload(failure.diagnostics),
         )  # fmt: skip
-        logger.info(
-            "reported failure",
-            extra={**self.log, "class": failure.failure_class, "job_state": outcome.get("job_state")},
-        )
+        state = outcome.get("job_state")
+        logger.info("reported failure", extra={**self.log, "class": failure.failure_class, "job_state": state,
+                                               **self.timings_ms})  # fmt: skip

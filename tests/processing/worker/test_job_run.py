@@ -69,6 +69,14 @@ def test_the_delivery_log_line_says_where_the_agents_time_went(run_claim, caplog
     assert timings["download_ms"] <= timings["input_ms"], "the download is part of the input step"
 
 
+def test_a_reported_failure_says_how_long_its_steps_took_too(run_claim, caplog):
+    with caplog.at_level(logging.INFO, logger="processing.worker.job_run"):
+        run_claim(bundle_archive({"main.tex": MAIN}), processor=ScriptedProcessor(raising(KeyError("page"))))
+
+    reported = next(record for record in caplog.records if record.getMessage() == "reported failure")
+    assert isinstance(reported.input_ms, float) and isinstance(reported.processor_ms, float)
+
+
 @pytest.mark.parametrize(
     "data",
     [
