@@ -25,6 +25,10 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
 }
 
 
+def role_permits(role: str | None, permission: str) -> bool:
+    return role is not None and permission in ROLE_PERMISSIONS[role]
+
+
 class ProjectGrant(models.Model):
     """A principal's role on a project. Projects belong to Workspace; Access stores only their id."""
 

@@ -2,7 +2,7 @@ import uuid
 
 from django.contrib.auth import get_user_model
 
-from access.models import ROLE_PERMISSIONS, ApiToken, ProjectGrant
+from access.models import ROLE_PERMISSIONS, ApiToken, ProjectGrant, role_permits
 
 
 def role_of(*, user_id: int, project_id: uuid.UUID) -> str | None:
@@ -10,12 +10,11 @@ def role_of(*, user_id: int, project_id: uuid.UUID) -> str | None:
 
 
 def permission_held(*, user_id: int, project_id: uuid.UUID, permission: str) -> bool:
-    role = role_of(user_id=user_id, project_id=project_id)
-    return role is not None and permission in ROLE_PERMISSIONS[role]
+    return role_permits(role_of(user_id=user_id, project_id=project_id), permission)
 
 
 def project_ids_permitting(*, user_id: int, permission: str):
-    roles = [role for role, permissions in ROLE_PERMISSIONS.items() if permission in permissions]
+    roles = [role for role in ROLE_PERMISSIONS if role_permits(role, permission)]
     return ProjectGrant.objects.filter(user_id=user_id, role__in=roles).values("project_id")
 
 

@@ -13,7 +13,7 @@ from access.exceptions import (
     ProjectNotFound,
     UserNotFound,
 )
-from access.models import ROLE_PERMISSIONS, ApiToken, Permission, ProjectGrant, Role
+from access.models import ApiToken, Permission, ProjectGrant, Role, role_permits
 from access.tokens import token_generate
 
 
@@ -22,7 +22,7 @@ def permission_require(*, user_id: int | None, project_id: uuid.UUID, permission
     role = selectors.role_of(user_id=user_id, project_id=project_id) if user_id else None
     if role is None:
         raise ProjectNotFound()
-    if permission not in ROLE_PERMISSIONS[role]:
+    if not role_permits(role, permission):
         raise ActionForbidden()
     return role
 

@@ -17,7 +17,7 @@ def outbox_emit(*, kind: str, payload: dict) -> OutboxEvent:
         raise RuntimeError("outbox events are written inside the transaction that makes them true")
     now = timezone.now()
     event = OutboxEvent(kind=kind, payload=payload, created_at=now, available_at=now)
-    event.payload = {**payload, "event_id": str(event.event_id)}
+    event.payload = _with_event_id(payload, event.event_id)
     event.save()
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_notify(%s, '')", [WAKEUP_CHANNEL])
@@ -33,4 +33,9 @@ def outbox_insert_sql(*, kind: str, payload: dict, now, rows_from: str) -> tuple
     columns = "event_id, kind, payload, created_at, available_at, dispatched_at, attempts, last_error"
     # The table is the model's, ``rows_from`` the caller's CTE name; every value is a parameter.
     sql = f"INSERT INTO {table} ({columns}) SELECT %s, %s, %s::jsonb, %s, %s, NULL, 0, '' FROM {rows_from}"  # noqa: S608
-    return sql, [event_id, kind, json.dumps({**payload, "event_id": str(event_id)}), now, now]
+    return sql, [event_id, kind, json.dumps(_with_event_id(payload, event_id)), now, now]
+
+
+def _with_event_id(payload: dict, event_id: uuid.UUID) -> dict:
+    """Consumers recognise a redelivered event by the id its payload carries."""
+    return {**payload, "event_id": str(event_id)}

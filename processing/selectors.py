@@ -1,6 +1,7 @@
 """Reads of jobs, always scoped to what the caller may see: their own jobs on projects they can still view."""
 
 import base64
+import contextlib
 import json
 import uuid
 from datetime import datetime
@@ -36,17 +37,16 @@ def job_visible(*, user_id: int | None, job_id) -> ProcessingJob:
 
 
 def artifact_visible(*, user_id: int | None, job_id, artifact_id) -> ProcessingArtifact:
+    """The artifact of a job the caller may see, in one query; which 404 it is only when there is none."""
     from processing.exceptions import ArtifactNotFound
 
-    try:
-        job_uuid, artifact_uuid = uuid.UUID(str(job_id)), uuid.UUID(str(artifact_id))
-    except ValueError:
-        job_visible(user_id=user_id, job_id=job_id)  # a malformed job id is JobNotFound
-        raise ArtifactNotFound() from None
-    jobs = _visible(user_id).filter(pk=job_uuid) if user_id else ProcessingJob.objects.none()
-    artifact = ProcessingArtifact.objects.filter(job__in=jobs, pk=artifact_uuid).first()
+    artifact = None
+    if user_id:
+        with contextlib.suppress(ValueError):
+            jobs = _visible(user_id).filter(pk=uuid.UUID(str(job_id)))
+            artifact = ProcessingArtifact.objects.filter(job__in=jobs, pk=uuid.UUID(str(artifact_id))).first()
     if artifact is None:
-        job_visible(user_id=user_id, job_id=job_id)  # which 404: no such job for the caller, or no such artifact
+        job_visible(user_id=user_id, job_id=job_id)  # JobNotFound when the caller has no such job
         raise ArtifactNotFound()
     return artifact
 

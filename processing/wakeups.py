@@ -37,9 +37,7 @@ class JobWatch:
     def wait(self, timeout: float) -> bool:
         """Sleep until woken or ``timeout`` seconds pass; returns whether it was woken."""
         with self._wakeups.condition:
-            if not self._wakeups.connected:
-                timeout = min(timeout, FALLBACK_WAIT_SECONDS)
-            woken = self._wakeups.condition.wait_for(lambda: self.woken, timeout=timeout)
+            woken = self._wakeups.wait_locked(lambda: self.woken, timeout)
             self.woken = False
             return woken
 
@@ -62,9 +60,13 @@ class Wakeups:
     def wait(self, *, since: int, timeout: float) -> None:
         """Sleep until a queue notification newer than ``since`` or ``timeout`` seconds pass."""
         with self.condition:
-            if not self.connected:
-                timeout = min(timeout, FALLBACK_WAIT_SECONDS)
-            self.condition.wait_for(lambda: self._generation != since, timeout=timeout)
+            self.wait_locked(lambda: self._generation != since, timeout)
+
+    def wait_locked(self, predicate, timeout: float) -> bool:
+        """Holding ``condition``: wait for ``predicate``; a disconnected listener wakes nobody, so wait less."""
+        if not self.connected:
+            timeout = min(timeout, FALLBACK_WAIT_SECONDS)
+        return self.condition.wait_for(predicate, timeout=timeout)
 
     @contextmanager
     def job_watch(self, job_id) -> Iterator[JobWatch]:

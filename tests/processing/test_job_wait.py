@@ -4,7 +4,7 @@ import threading
 import time
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 
 from processing.models import JobState, ProcessingJob
 from processing.wakeups import wakeups
@@ -23,13 +23,15 @@ def _listener_connected() -> None:
         time.sleep(0.01)
 
 
-def _finish_when_watched(job_id) -> threading.Thread:
-    """Build ``job_id`` to success on its own thread and connection, once a request watches it."""
+def _finish_when_watched(job_id, *, meanwhile=lambda: None) -> threading.Thread:
+    """Build ``job_id`` to success on its own thread and connection, once a request watches it
+    (calling ``meanwhile`` first, while the request waits)."""
 
     def run():
         try:
             while not wakeups.is_watched(job_id):
                 time.sleep(0.01)
+            meanwhile()
             build_to_success(job_id)
         finally:
             connection.close()
@@ -48,6 +50,25 @@ def test_a_waiting_request_answers_with_the_ended_job(owner_client, project):
     finisher.join(timeout=20)
     assert body["state"] == "succeeded"
     assert {artifact["role"] for artifact in body["artifacts"]} == {"pdf", "log"}
+
+
+def test_a_waiting_request_holds_no_database_connection(owner_client, project):
+    job_id = submit_build(owner_client, project).json()["id"]
+    requests_connection = connections["default"]  # this thread's, which serves the request below
+    seen = {}
+
+    def connection_while_waiting():  # the request reads the job after registering its watch, then waits
+        deadline = time.monotonic() + 5
+        while requests_connection.connection is not None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        seen["open"] = requests_connection.connection is not None
+
+    finisher = _finish_when_watched(job_id, meanwhile=connection_while_waiting)
+
+    owner_client.get(f"/v1/processing/jobs/{job_id}?wait=20")
+
+    finisher.join(timeout=20)
+    assert seen == {"open": False}
 
 
 def test_the_watch_is_woken_by_the_jobs_end_and_not_by_another_jobs(owner, owner_client, project):

@@ -1,3 +1,5 @@
+import uuid
+
 import pytest
 
 from access.services import member_remove, member_set
@@ -69,6 +71,17 @@ def test_another_users_job_is_404_on_every_route(api_client_for, succeeded, rout
     response = stranger.get(url)
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "job_not_found"
+
+
+def test_an_artifact_is_served_only_under_its_own_job(owner_client, project, succeeded):
+    reuse_hit = submit_build(owner_client, project, key="again").json()  # unchanged project: artifacts of its own
+    assert reuse_hit["cache_hit"] and reuse_hit["id"] != str(succeeded.pk)
+    foreign = ProcessingArtifact.objects.get(job_id=reuse_hit["id"], role="pdf")
+
+    for artifact_id in (foreign.pk, uuid.uuid4()):
+        response = owner_client.get(f"/v1/processing/jobs/{succeeded.pk}/artifacts/{artifact_id}")
+        assert response.status_code == 404
+        assert response.json()["error"]["code"] == "artifact_not_found"
 
 
 def test_another_users_job_cannot_be_cancelled(api_client_for, owner_client, project):
