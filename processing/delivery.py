@@ -6,17 +6,19 @@ output stays unpublished; once delivery is accepted the job is ``finalizing``
 and no longer cancellable.
 """
 
+import json
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import NoReturn
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from processing.configuration import limits
 from processing.exceptions import ClaimLost, JobCancelled, OutputRejected
 from processing.leases import attempt_current
-from processing.models import AttemptState, FailureClass, JobState, Phase, ProcessingAttempt, StagedOutput
-from processing.operations import operation_get
+from processing.models import AttemptState, FailureClass, JobState, Phase, ProcessingAttempt
+from processing.operations import REGISTRY
 from processing.retry import job_after_attempt
 from processing.transitions import job_transition
 
@@ -48,43 +50,40 @@ def _end_attempt(attempt: ProcessingAttempt, state: str, now, **fields) -> None:
 def delivery_accept(*, claim_id: uuid.UUID, diagnostics: Diagnostics) -> tuple[uuid.UUID, uuid.UUID]:
     """Accept the claim's staged outputs; the job becomes ``finalizing``. Returns (job id, token).
 
-    Raises JobCancelled (after committing the cancellation) when a cancel request came first.
+    One statement (the database function ``processing_deliver``, migration 0005), so outside a
+    transaction it is its own. Raises JobCancelled (after committing the cancellation) when a cancel
+    request came first.
     """
+    token = uuid.uuid4()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT * FROM processing_deliver(%s, %s::jsonb, %s, %s, %s, %s::jsonb)",
+            [claim_id, _REQUIRED_ROLES, token, limits().finalization_lease_seconds, _bounded(diagnostics.log),
+             json.dumps(list(diagnostics.entries)[:500])],
+        )  # fmt: skip
+        outcome, job_id, missing = cursor.fetchone()
+    if outcome == "accepted":
+        return job_id, token
+    if outcome == "missing_outputs":
+        raise OutputRejected("Required outputs were not uploaded.", details={"missing": missing})
+    if outcome == "cancellation_requested":
+        _cancel_on_delivery(claim_id)
+    raise ClaimLost()
+
+
+# Each operation's required result roles, as the delivery function reads them.
+_REQUIRED_ROLES = json.dumps(
+    {name: [role.role for role in operation.result_roles if role.required] for name, operation in REGISTRY.items()}
+)
+
+
+def _cancel_on_delivery(claim_id: uuid.UUID) -> NoReturn:
+    """A cancellation request came first (one is never withdrawn): the attempt and the job end cancelled."""
     with transaction.atomic():
         attempt, now = attempt_current(claim_id, lock_job=True)
-        job = attempt.job
-        if job.cancellation_requested:
-            _end_attempt(attempt, AttemptState.CANCELLED, now)
-            job_transition(job_id=job.pk, to=JobState.CANCELLED, only_from={JobState.RUNNING})
-            token = None
-        else:
-            token = _accept(attempt, now, diagnostics)
-    if token is None:
-        raise JobCancelled()
-    return job.pk, token
-
-
-def _accept(attempt: ProcessingAttempt, now, diagnostics: Diagnostics) -> uuid.UUID:
-    job = attempt.job
-    staged_roles = set(StagedOutput.objects.filter(attempt=attempt).values_list("role", flat=True))
-    missing = [r.role for r in operation_get(job.operation).result_roles if r.required and r.role not in staged_roles]
-    if missing:
-        raise OutputRejected("Required outputs were not uploaded.", details={"missing": missing})
-    token = uuid.uuid4()
-    _end_attempt(attempt, AttemptState.DELIVERED, now)
-    moved = job_transition(
-        job_id=job.pk,
-        to=JobState.FINALIZING,
-        only_from={JobState.RUNNING},
-        phase=Phase.VALIDATING_RESULT,
-        finalization_token=token,
-        finalization_expires_at=now + timedelta(seconds=limits().finalization_lease_seconds),
-        diagnostic_log=_bounded(diagnostics.log),
-        diagnostics=list(diagnostics.entries)[:500],
-    )
-    if not moved:
-        raise ClaimLost()
-    return token
+        _end_attempt(attempt, AttemptState.CANCELLED, now)
+        job_transition(job_id=attempt.job_id, to=JobState.CANCELLED, only_from={JobState.RUNNING})
+    raise JobCancelled()
 
 
 def attempt_fail(*, claim_id: uuid.UUID, failure_class: str, code: str, message: str, diagnostics: Diagnostics) -> str:

@@ -2,16 +2,18 @@
 
 Validation reads blob bytes, so it runs without any row lock; the job is
 fenced instead by its random finalization token and lease. Every publication
-step re-reads the job under ``FOR UPDATE`` and compares the token, and the
+compares the token where it writes (in the terminal transition's own UPDATE, or
+under ``FOR UPDATE`` when the publication has work of its own), and the
 terminal transition is unique per job, so a second finalizer (a recovery after
 a crash, or a concurrent reaper) publishes nothing twice.
 """
 
+import contextlib
 import logging
 import uuid
 from datetime import timedelta
 
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils.module_loading import import_string
 
 from processing.claims import db_now
@@ -47,7 +49,7 @@ def job_finalize(*, job_id: uuid.UUID, token: uuid.UUID) -> str:
     job = attempt.job if attempt is not None else ProcessingJob.objects.get(pk=job_id)
     if job.state != JobState.FINALIZING or job.finalization_token != token:
         return job.state
-    staged = list(StagedOutput.objects.filter(attempt=attempt).order_by("role"))
+    staged = list(StagedOutput.objects.select_related("blob").filter(attempt=attempt).order_by("role"))
     finalizer = import_string(operation_get(job.operation).finalizer)
     log = {
         "job": str(job.pk),
@@ -66,25 +68,38 @@ def job_finalize(*, job_id: uuid.UUID, token: uuid.UUID) -> str:
         logger.exception("finalizer crashed", extra=log)
         return _fail(job_id, token, *FINALIZER_CRASHED)
     try:
-        with transaction.atomic():
-            job = _locked_if_owned(job_id, token)
-            if job is None:
-                return ProcessingJob.objects.values_list("state", flat=True).get(pk=job_id)
-            extra = publication.commit(job, attempt)
-            job_transition(
-                job_id=job_id,
-                to=JobState.SUCCEEDED,
-                only_from={JobState.FINALIZING},
-                processor_contract=attempt.processor_contract,
-                **extra,
-            )
+        published = _publish(job_id, token, attempt, publication)
     except DATABASE_UNAVAILABLE:
         raise
     except Exception:
         logger.exception("publication crashed", extra=log)
         return _fail(job_id, token, *FINALIZER_CRASHED)
+    if not published:
+        return ProcessingJob.objects.values_list("state", flat=True).get(pk=job_id)
     logger.info("job finalized", extra={**log, "processor_contract": attempt.processor_contract})
     return JobState.SUCCEEDED
+
+
+def _publish(job_id: uuid.UUID, token: uuid.UUID, attempt: ProcessingAttempt, publication: Publication) -> bool:
+    """Publish the artifacts and the terminal state once, if ``token`` still owns the finalization.
+
+    Staged outputs alone are published in one statement (the terminal transition, guarded by the
+    token, writes the artifacts along); a publication with work of its own runs it under the job's lock.
+    """
+    succeeded = {"to": JobState.SUCCEEDED, "only_from": {JobState.FINALIZING},
+                 "processor_contract": attempt.processor_contract}  # fmt: skip
+    if publication.before_publish is None and publication.publish:
+        along = (publication.artifacts_insert_sql(attempt),)
+        # In a caller's transaction a refused statement would abort it; a savepoint keeps ``_fail`` possible.
+        with transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext():
+            return job_transition(job_id=job_id, guard={"finalization_token": token}, along=along,
+                                  **succeeded, **publication.extra)  # fmt: skip
+    with transaction.atomic():
+        job = _locked_if_owned(job_id, token)
+        if job is None:
+            return False
+        extra = publication.commit(job, attempt)
+        return job_transition(job_id=job_id, **succeeded, **extra)
 
 
 def _fail(job_id: uuid.UUID, token: uuid.UUID, failure_class: str, code: str, message: str) -> str:

@@ -2,14 +2,14 @@
 
 import hashlib
 import uuid
+from typing import NoReturn
 
 from django.db import connection
 
-from processing.blobs import blob_put
 from processing.configuration import limits
 from processing.exceptions import ClaimLost, OutputRejected
 from processing.models import ProcessingAttempt, StagedOutput
-from processing.operations import operation_get
+from processing.operations import REGISTRY, operation_get
 
 
 def role_limit(*, operation: str, role: str, media_type: str) -> int:
@@ -26,19 +26,41 @@ def role_limit(*, operation: str, role: str, media_type: str) -> int:
     return min(declared.max_bytes, limits().artifact_bytes)
 
 
-# Stage under the claim only while it is current (database time), in one statement; the same role
-# uploaded again replaces the earlier bytes.
+def _operations_accepting(*, role: str, media_type: str, size: int) -> list[str]:
+    """The operations whose outputs may be ``size`` bytes of ``media_type`` in ``role``."""
+    declared_roles = ((name, operation.role(role)) for name, operation in REGISTRY.items())
+    return [
+        name
+        for name, declared in declared_roles
+        if declared is not None
+        and media_type in declared.media_types
+        and size <= min(declared.max_bytes, limits().artifact_bytes)
+    ]
+
+
+# Stage under the claim only while it is current (database time) and only for an operation that accepts
+# these bytes in this role, in one statement: the blob is stored (or touched) only when the staged row
+# is written too, so a refused upload leaves nothing behind. The same role uploaded again replaces the
+# earlier bytes.
 _STAGE_SQL = """
+    WITH attempt AS (
+        SELECT attempt.id FROM processing_processingattempt AS attempt
+        JOIN processing_processingjob AS job ON job.id = attempt.job_id
+        WHERE attempt.claim_id = %(claim)s AND attempt.state = 'running' AND attempt.lease_expires_at > now()
+          AND job.state = 'running' AND attempt.operation = ANY(%(operations)s)
+    ), blob AS (
+        INSERT INTO processing_processingblob (sha256, size_bytes, data, created_at, touched_at)
+        SELECT %(sha256)s, %(size)s, %(data)s, now(), now() WHERE EXISTS (SELECT 1 FROM attempt)
+        ON CONFLICT (sha256, size_bytes) DO UPDATE SET touched_at = now()
+        RETURNING id
+    )
     INSERT INTO processing_stagedoutput
         (attempt_id, role, media_type, filename, size_bytes, sha256, blob_id, created_at)
-    SELECT attempt.id, %(role)s, %(media_type)s, %(filename)s, %(size)s, %(sha256)s, %(blob)s, now()
-    FROM processing_processingattempt AS attempt
-    JOIN processing_processingjob AS job ON job.id = attempt.job_id
-    WHERE attempt.claim_id = %(claim)s AND attempt.state = 'running' AND attempt.lease_expires_at > now()
-      AND job.state = 'running'
+    SELECT attempt.id, %(role)s, %(media_type)s, %(filename)s, %(size)s, %(sha256)s, blob.id, now()
+    FROM attempt CROSS JOIN blob
     ON CONFLICT (attempt_id, role) DO UPDATE SET media_type = EXCLUDED.media_type, filename = EXCLUDED.filename,
         size_bytes = EXCLUDED.size_bytes, sha256 = EXCLUDED.sha256, blob_id = EXCLUDED.blob_id
-    RETURNING id, attempt_id, created_at
+    RETURNING id, attempt_id, blob_id, created_at
 """
 
 
@@ -47,24 +69,26 @@ def output_stage(
 ) -> StagedOutput:
     """Keep ``data`` as the claim's output for ``role``. Uploading the same bytes again is harmless.
 
-    Bytes are stored before the claim is re-checked; if the claim turns out to be
-    lost they stay unreferenced and the reaper removes them.
+    One round trip when the upload is good; a refused one is explained by a second look.
     """
-    operation = ProcessingAttempt.objects.filter(claim_id=claim_id).values_list("operation", flat=True).first()
-    if operation is None:
-        raise ClaimLost()
-    if len(data) > role_limit(operation=operation, role=role, media_type=media_type):
-        raise OutputRejected("The output is larger than its role allows.", details={"role": role})
     digest = hashlib.sha256(data).hexdigest()
     if digest != expected_sha256:
         raise OutputRejected("The bytes do not match the declared sha256.", details={"role": role})
-    blob_id = blob_put(data, sha256=digest)
     fields = {"role": role, "media_type": media_type, "filename": filename[:255], "size_bytes": len(data),
-              "sha256": digest, "blob_id": blob_id}  # fmt: skip
+              "sha256": digest}  # fmt: skip
+    operations = _operations_accepting(role=role, media_type=media_type, size=len(data))
     with connection.cursor() as cursor:
-        cursor.execute(_STAGE_SQL, {**fields, "size": len(data), "blob": blob_id, "claim": claim_id})
+        cursor.execute(_STAGE_SQL, {**fields, "size": len(data), "data": data, "claim": claim_id,
+                                    "operations": operations})  # fmt: skip
         row = cursor.fetchone()
     if row is None:
-        raise ClaimLost()
-    staged_id, attempt_id, created_at = row
-    return StagedOutput(id=staged_id, attempt_id=attempt_id, created_at=created_at, **fields)
+        _refusal_explain(claim_id=claim_id, role=role, media_type=media_type, size=len(data))
+    staged_id, attempt_id, blob_id, created_at = row
+    return StagedOutput(id=staged_id, attempt_id=attempt_id, blob_id=blob_id, created_at=created_at, **fields)
+
+
+def _refusal_explain(*, claim_id: uuid.UUID, role: str, media_type: str, size: int) -> NoReturn:
+    operation = ProcessingAttempt.objects.filter(claim_id=claim_id).values_list("operation", flat=True).first()
+    if operation is not None and size > role_limit(operation=operation, role=role, media_type=media_type):
+        raise OutputRejected("The output is larger than its role allows.", details={"role": role})
+    raise ClaimLost()

@@ -1,7 +1,8 @@
 """The one service that changes a job's state: a guarded UPDATE against the allowed transitions.
 
-Nothing else assigns ``ProcessingJob.state`` (but the claim function of
-migration 0003, for queued → running). A transition into a terminal state also
+Nothing else assigns ``ProcessingJob.state`` (but the database functions of
+migration 0003, for the claim's queued → running, and of migration 0005, for
+delivery's running → finalizing). A transition into a terminal state also
 inserts the job's ``TerminalCommit`` row (the database allows one) and its
 outbox event, in the same statement.
 """
@@ -32,8 +33,21 @@ EVENT_KINDS = {
 }
 
 
-def job_transition(*, job_id: uuid.UUID, to: str, only_from: frozenset[str] | set[str] | None = None, **fields) -> bool:
-    """Move the job to ``to`` if its state allows it (and is in ``only_from``); return whether it moved."""
+def job_transition(
+    *,
+    job_id: uuid.UUID,
+    to: str,
+    only_from: frozenset[str] | set[str] | None = None,
+    guard: dict | None = None,
+    along: tuple[tuple[str, list], ...] = (),
+    **fields,
+) -> bool:
+    """Move the job to ``to`` if its state allows it (and is in ``only_from``) and its fields equal
+    ``guard``; return whether it moved.
+
+    ``along`` (terminal states only) are further writes made in the same statement when the job moves:
+    each an SQL statement that selects from the CTE ``moved`` (the moved job's ``id``), with its parameters.
+    """
     sources = {state for state, targets in ALLOWED.items() if to in targets}
     if only_from is not None:
         sources &= set(only_from)
@@ -41,25 +55,32 @@ def job_transition(*, job_id: uuid.UUID, to: str, only_from: frozenset[str] | se
         raise ValueError(f"no allowed transition into {to!r} from {only_from!r}")
     updates = {"state": to, **fields}
     if to not in TERMINAL_STATES:
-        return ProcessingJob.objects.filter(pk=job_id, state__in=sources).update(**updates) == 1
+        if along:
+            raise ValueError("only a terminal transition carries further writes")
+        return ProcessingJob.objects.filter(pk=job_id, state__in=sources, **(guard or {})).update(**updates) == 1
     now = timezone.now()
     updates.update(completed_at=now, phase=Phase.COMPLETE, finalization_token=None, finalization_expires_at=None)
-    return _terminal_commit(job_id, sorted(sources), to, updates, now)
+    return _terminal_commit(job_id, sorted(sources), to, updates, now, guard or {}, along)
 
 
-def _terminal_commit(job_id: uuid.UUID, sources: list[str], to: str, updates: dict, now) -> bool:
-    """The guarded UPDATE, the terminal commit row, the outbox event (if the state has one) and the relay's
-    wake-up: one statement, so one
-    round trip, and atomic even outside a transaction. A second terminal commit of a job violates the
-    terminal commit's primary key and fails the whole statement, as before."""
+def _terminal_commit(job_id, sources: list[str], to: str, updates: dict, now, guard: dict, along) -> bool:
+    """The guarded UPDATE, the terminal commit row, the outbox event (if the state has one), the caller's
+    further writes and the relay's wake-up: one statement, so one round trip, and atomic even outside a
+    transaction. A second terminal commit of a job violates the terminal commit's primary key and fails
+    the whole statement, as before."""
     assignments, params = _assignments(updates)
+    conditions, condition_params = _assignments(guard, separator=" AND ")
     sql = f"""
         WITH moved AS (
-            UPDATE {ProcessingJob._meta.db_table} SET {assignments} WHERE id = %s AND state = ANY(%s) RETURNING id
+            UPDATE {ProcessingJob._meta.db_table} SET {assignments}
+            WHERE id = %s AND state = ANY(%s) {"AND " + conditions if guard else ""} RETURNING id
         ), committed AS (
             INSERT INTO {TerminalCommit._meta.db_table} (job_id, state, committed_at) SELECT id, %s, %s FROM moved
         )"""  # noqa: S608  table and column names are the models' own; every value is a parameter
-    params += [job_id, sources, to, now]
+    params += [job_id, sources, *condition_params, to, now]
+    for number, (along_sql, along_params) in enumerate(along):
+        sql += f", along_{number} AS ({along_sql})"
+        params += along_params
     if to in EVENT_KINDS:
         event_sql, event_params = outbox_insert_sql(
             kind=EVENT_KINDS[to], payload={"job_id": str(job_id)}, now=now, rows_from="moved"
@@ -74,14 +95,15 @@ def _terminal_commit(job_id: uuid.UUID, sources: list[str], to: str, updates: di
         return cursor.fetchone()[0] == 1
 
 
-def _assignments(updates: dict) -> tuple[str, list]:
-    """``SET`` text and parameters for model field values, each converted as the ORM's update would."""
+def _assignments(updates: dict, separator: str = ", ") -> tuple[str, list]:
+    """``column = %s`` terms (for ``SET``, or joined by ``AND`` for ``WHERE``) and parameters for model field
+    values, each converted as the ORM's update would."""
     parts, params = [], []
     for name, value in updates.items():
         field = ProcessingJob._meta.get_field(name)
         parts.append(f"{connection.ops.quote_name(field.column)} = %s")
         params.append(field.get_db_prep_save(value, connection))
-    return ", ".join(parts), params
+    return separator.join(parts), params
 
 
 def failure_fields(failure_class: str, code: str, message: str) -> dict:

@@ -2,13 +2,14 @@
 
 import contextlib
 import threading
+import time
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from processing import delivery as delivery_module
 from processing.cancellation import job_cancel
 from processing.claims import claim_acquire
 from processing.delivery import Diagnostics, attempt_fail, delivery_accept
@@ -74,37 +75,49 @@ def test_an_older_attempt_failing_after_a_newer_one_finished_changes_nothing(own
     assert job.state == JobState.SUCCEEDED and job.artifacts.get().source_attempt.claim_id == second.claim_id
 
 
-def test_a_worker_completing_between_the_reapers_read_and_its_update_wins(owner, monkeypatch):
+def test_a_worker_completing_between_the_reapers_read_and_its_update_wins(owner):
     job_id = _job(owner, "completion-wins")
     claim = _claim(WorkerSessionFactory(processors={ECHO: 1}))
     stage(claim, "echo", "application/octet-stream", "echo.json", b"{}")
+    # The lease runs out one second from now, by the database's clock.
+    ProcessingAttempt.objects.filter(claim_id=claim.claim_id).update(lease_expires_at=TRANSACTION_NOW_PLUS_SECOND)
     holding, release = threading.Event(), threading.Event()
-    real_accept = delivery_module._accept
-
-    def accept_slowly(attempt, now, diagnostics):
-        holding.set()  # the job row is locked and the claim was current when checked
-        release.wait(30)
-        return real_accept(attempt, now, diagnostics)
-
-    monkeypatch.setattr(delivery_module, "_accept", accept_slowly)
     outcome = {}
 
     def deliver():
         try:
-            outcome["token"] = delivery_accept(claim_id=claim.claim_id, diagnostics=Diagnostics())[1]
+            with transaction.atomic():  # the delivery's job lock is held until this commits
+                outcome["token"] = delivery_accept(claim_id=claim.claim_id, diagnostics=Diagnostics())[1]
+                holding.set()
+                release.wait(30)
         finally:
             connection.close()
 
     worker = threading.Thread(target=deliver)
     worker.start()
-    assert holding.wait(30)
-    _expire(claim)  # the lease passes while the delivery is under way
+    assert holding.wait(30)  # accepted while the claim was current
+    _database_clock_passes(claim)  # the lease passes while the delivery is under way
     assert leases_expire() == 0  # the reaper skips the locked job instead of marking the attempt lost
     release.set()
     worker.join(30)
 
     assert job_finalize(job_id=job_id, token=outcome["token"]) == JobState.SUCCEEDED
     assert ProcessingAttempt.objects.get(claim_id=claim.claim_id).state == AttemptState.DELIVERED
+
+
+TRANSACTION_NOW_PLUS_SECOND = RawSQL("now() + interval '1 second'", [])
+
+
+def _database_clock_passes(claim) -> None:
+    """Wait until the database's clock is past the attempt's lease (reading it does not wait on its lock)."""
+    lease = ProcessingAttempt.objects.values_list("lease_expires_at", flat=True).get(claim_id=claim.claim_id)
+    with connection.cursor() as cursor:
+        for _ in range(100):
+            cursor.execute("SELECT clock_timestamp() > %s", [lease])
+            if cursor.fetchone()[0]:
+                return
+            time.sleep(0.05)
+    raise AssertionError("the database clock did not pass the lease")
 
 
 def test_two_reapers_at_once_make_no_double_transitions(owner):
@@ -201,17 +214,36 @@ def test_a_finalizer_that_crashes_fails_the_job_instead_of_leaving_it_finalizing
 
 
 def test_a_publication_that_crashes_fails_the_job_and_publishes_nothing(owner, monkeypatch):
-    from processing.finalizers import Publication
+    from processing import finalizers
 
     def crash(self, job, attempt):
         raise ValueError("cannot publish")
 
-    monkeypatch.setattr(Publication, "commit", crash)
+    def with_work_before_publishing(job, staged):  # so the publication goes through ``commit``
+        return finalizers.Publication(publish=staged, before_publish=lambda locked_job: {})
+
+    monkeypatch.setattr(finalizers.Publication, "commit", crash)
+    monkeypatch.setattr(finalizers, "publish_artifacts", with_work_before_publishing)
     job_id = _job(owner, "publication-crash")
 
     assert _deliver(_claim(WorkerSessionFactory(processors={ECHO: 1}))) == JobState.FAILED
     assert ProcessingJob.objects.get(pk=job_id).failure_code == "finalizer_error"
     assert TerminalCommit.objects.filter(job_id=job_id).count() == 1
+
+
+def test_a_one_statement_publication_refused_by_the_database_fails_the_job_and_publishes_nothing(owner, monkeypatch):
+    from processing.finalizers import Publication
+
+    def artifacts_without_a_role(self, attempt):
+        return "INSERT INTO processing_processingartifact (id) SELECT gen_random_uuid() FROM moved", []
+
+    monkeypatch.setattr(Publication, "artifacts_insert_sql", artifacts_without_a_role)
+    job_id = _job(owner, "one-statement-publication-refused")
+
+    assert _deliver(_claim(WorkerSessionFactory(processors={ECHO: 1}))) == JobState.FAILED
+    job = ProcessingJob.objects.get(pk=job_id)
+    assert job.failure_code == "finalizer_error" and not job.artifacts.exists()
+    assert list(TerminalCommit.objects.filter(job_id=job_id).values_list("state", flat=True)) == [JobState.FAILED]
 
 
 def test_a_lost_database_during_finalization_leaves_the_job_for_recovery(owner, monkeypatch):

@@ -59,3 +59,25 @@ def test_the_database_refuses_a_second_terminal_commit_and_the_state_change_with
     assert TerminalCommit.objects.get(job_id=queued_job_id).state == JobState.CANCELLED
     assert ProcessingJob.objects.get(pk=queued_job_id).state == JobState.QUEUED
     assert _events_of(queued_job_id) == []
+
+
+def test_a_guarded_transition_moves_only_when_the_guard_holds_and_writes_along_only_then(queued_job_id):
+    ProcessingJob.objects.filter(pk=queued_job_id).update(failure_code="marker")
+    mark_event = (
+        "INSERT INTO processing_outboxevent (event_id, kind, payload, created_at, available_at, attempts, last_error)"
+        " SELECT gen_random_uuid(), 'test.along', '{}'::jsonb, now(), now(), 0, '' FROM moved",
+        [],
+    )
+    failure = failure_fields("invalid_input", "x", "No.")
+
+    refused = job_transition(job_id=queued_job_id, to=JobState.FAILED, guard={"failure_code": "other"},
+                             along=(mark_event,), **failure)  # fmt: skip
+    assert refused is False
+    assert not OutboxEvent.objects.filter(kind="test.along").exists()
+    assert not TerminalCommit.objects.filter(job_id=queued_job_id).exists()
+
+    moved = job_transition(job_id=queued_job_id, to=JobState.FAILED, guard={"failure_code": "marker"},
+                           along=(mark_event,), **failure)  # fmt: skip
+    assert moved is True
+    assert OutboxEvent.objects.filter(kind="test.along").count() == 1
+    assert TerminalCommit.objects.get(job_id=queued_job_id).state == JobState.FAILED
