@@ -56,23 +56,45 @@ def replay_run(
         if not cursor.fetchone()[0]:
             raise RequestInProgress()
     try:
-        stored = WorkerRequest.objects.filter(identity=identity, request_id=request_id).first()
+        stored = _stored(identity, request_id)
         if stored is not None:
-            if stored.payload_sha256 != digest:
+            stored_digest, stored_status, stored_body = stored
+            if stored_digest != digest:
                 raise RequestIdReused()
-            return _json_response(stored.response_status, bytes(stored.response_body))
+            return _json_response(stored_status, bytes(stored_body))
         try:
             status, body = handler()
             encoded = _encode(body)
         except QuireError as exc:
             status, encoded = exc.status_code, _encode(error_body(exc.code, exc.message, exc.details))
         if status < 500:
-            now = timezone.now()
-            WorkerRequest.objects.create(
-                identity=identity, request_id=request_id, route=route, payload_sha256=digest,
-                response_status=status, response_body=encoded, created_at=now, expires_at=now + KEEP_RESPONSES,
-            )  # fmt: skip
+            _store(identity, request_id, route, digest, status, encoded)
         return _json_response(status, encoded)
     finally:
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [lock])
+
+
+# Every mutating worker request (a pickup included) looks up and stores its response here: plain
+# statements spare the ORM its query building on that path.
+_TABLE = WorkerRequest._meta.db_table
+
+
+def _stored(identity: str, request_id: str) -> tuple[str, int, bytes] | None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT payload_sha256, response_status, response_body FROM {_TABLE}"  # noqa: S608  the model's table
+            " WHERE identity = %s AND request_id = %s",
+            [identity, request_id],
+        )
+        return cursor.fetchone()
+
+
+def _store(identity: str, request_id: str, route: str, digest: str, status: int, body: bytes) -> None:
+    now = timezone.now()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {_TABLE} (identity, request_id, route, payload_sha256, response_status, response_body,"  # noqa: S608
+            " created_at, expires_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            [identity, request_id, route, digest, status, body, now, now + KEEP_RESPONSES],
+        )
