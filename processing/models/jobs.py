@@ -191,7 +191,8 @@ class TerminalCommit(models.Model):
 class ProcessingAttempt(models.Model):
     """One execution lease of a job. Every claim creates a new row with a random ``claim_id``."""
 
-    job = models.ForeignKey(ProcessingJob, on_delete=models.CASCADE, related_name="attempts")
+    # (job, number) is unique, and that index serves lookups by job: a second index would only slow writes.
+    job = models.ForeignKey(ProcessingJob, on_delete=models.CASCADE, related_name="attempts", db_index=False)
     number = models.IntegerField()
     operation = models.CharField(max_length=64)
     claim_id = models.UUIDField(unique=True, default=uuid.uuid4)
@@ -252,7 +253,8 @@ class _OutputFields(models.Model):
 class StagedOutput(_OutputFields):
     """An output uploaded under a claim; private until Core's finalizer publishes it."""
 
-    attempt = models.ForeignKey(ProcessingAttempt, on_delete=models.CASCADE, related_name="staged")
+    # Looked up through the unique (attempt, role) index.
+    attempt = models.ForeignKey(ProcessingAttempt, on_delete=models.CASCADE, related_name="staged", db_index=False)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["attempt", "role"], name="staged_one_per_role_per_attempt")]
@@ -265,7 +267,8 @@ class ProcessingArtifact(_OutputFields):
     """A published result. Cache hits get their own rows pointing at the same blob."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    job = models.ForeignKey(ProcessingJob, on_delete=models.CASCADE, related_name="artifacts")
+    # Looked up through the unique (job, role) index.
+    job = models.ForeignKey(ProcessingJob, on_delete=models.CASCADE, related_name="artifacts", db_index=False)
     source_attempt = models.ForeignKey(
         ProcessingAttempt, null=True, blank=True, on_delete=models.SET_NULL, related_name="published"
     )

@@ -1,9 +1,11 @@
 """Staging and delivery at service level: a refused upload or delivery changes nothing."""
 
 import hashlib
+import uuid
 from datetime import timedelta
 
 import pytest
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from processing.cancellation import job_cancel
@@ -126,3 +128,16 @@ def test_a_delivery_under_an_expired_claim_is_refused_and_changes_nothing(claim)
 
     assert ProcessingJob.objects.get(pk=claim.job_id).state == JobState.RUNNING
     assert ProcessingAttempt.objects.get(pk=claim.attempt_id).state == AttemptState.RUNNING
+
+
+@pytest.mark.parametrize("state", [AttemptState.RUNNING, AttemptState.DELIVERED])
+def test_the_database_refuses_a_second_running_or_delivered_attempt_of_a_job(claim, state):
+    ProcessingAttempt.objects.filter(pk=claim.attempt_id).update(state=state)
+    first = ProcessingAttempt.objects.get(pk=claim.attempt_id)
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        ProcessingAttempt.objects.create(
+            job_id=claim.job_id, number=first.number + 1, operation=ECHO, claim_id=uuid.uuid4(),
+            session_id=first.session_id, processor_contract="echo/1", state=state,
+            lease_expires_at=timezone.now() + timedelta(minutes=1), started_at=timezone.now(),
+        )  # fmt: skip
