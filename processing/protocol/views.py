@@ -12,18 +12,23 @@ from rest_framework.views import APIView
 from config.http.bodies import raw_body
 from config.http.openapi import error
 from config.http.parsers import RawBodyParser, loads_strict
-from processing.claims import Claim, claim_acquire, db_now
+from processing.claims import Claim, claim_acquire
 from processing.configuration import limits
 from processing.delivery import Diagnostics, attempt_fail, attempt_release, delivery_accept
-from processing.exceptions import ClaimLost, ProtocolInvalid, SessionGone
+from processing.exceptions import ClaimLost, ProtocolInvalid
 from processing.finalization import job_finalize
-from processing.models import AttemptState, ProcessingAttempt, SessionState
+from processing.models import AttemptState, ProcessingAttempt
 from processing.operations import operation_get
 from processing.protocol import serializers as s
 from processing.protocol import tickets
 from processing.protocol.authentication import WorkerTokenAuthentication
 from processing.protocol.replay import replay_run
-from processing.protocol.sessions import session_drain, session_heartbeat, session_of, session_register
+from processing.protocol.sessions import (
+    session_drain,
+    session_heartbeat,
+    session_register,
+    session_slots,
+)
 from processing.transfers import IssuedTicket
 from processing.wakeups import wakeups
 
@@ -148,17 +153,13 @@ class AcquireApi(WorkerApi):
     )
     def post(self, request, session_id: uuid.UUID):
         def handle(data):
-            session = session_of(self.identity(request), session_id)
-            lapsed = session.state == SessionState.ACTIVE and session.expires_at <= db_now()
-            if lapsed or session.state in (SessionState.EXPIRED, SessionState.CLOSED):
-                raise SessionGone()  # the agent must register again; silence here would starve it
+            registered = session_slots(self.identity(request), session_id)
             offers = {offer["operation"]: offer["permits"] for offer in data["offers"]}
-            registered = dict(session.processors.values_list("operation", "slots"))
             invalid = {op: n for op, n in offers.items() if op not in registered or n > registered[op]}
             if invalid or len(offers) != len(data["offers"]):
                 raise ProtocolInvalid("Offers must name this session's processors, within their slots.",
                                       details={"invalid": invalid})  # fmt: skip
-            claim = _acquire_waiting(session.pk, offers, data["wait_seconds"])
+            claim = _acquire_waiting(session_id, offers, data["wait_seconds"])
             return 200, {"claim": _claim_body(claim) if claim else None}
 
         return self.replayed(request, f"sessions/{session_id}/acquire", s.AcquireSerializer, handle)
