@@ -143,23 +143,21 @@ def _delivered(job_id: uuid.UUID) -> tuple[ProcessingJob, ProcessingAttempt | No
 def _publish(job_id: uuid.UUID, token: uuid.UUID, attempt: ProcessingAttempt, publication: Publication) -> bool:
     """Publish the artifacts and the terminal state once, if ``token`` still owns the finalization.
 
-    Staged outputs alone are published in one statement (the terminal transition, guarded by the
-    token, writes the artifacts along); a publication with work of its own runs it under the job's lock.
+    The terminal transition is guarded by the token and writes the artifacts along, in one statement; a
+    publication with work of its own runs that work first, under the job's lock, in the same transaction.
     """
-    succeeded = {"to": JobState.SUCCEEDED, "only_from": {JobState.FINALIZING},
-                 "processor_contract": attempt.processor_contract}  # fmt: skip
-    if publication.before_publish is None and publication.publish:
-        along = (publication.artifacts_insert_sql(attempt),)
+    along = (publication.artifacts_insert_sql(attempt),) if publication.publish else ()
+    succeeded = {"to": JobState.SUCCEEDED, "only_from": {JobState.FINALIZING}, "guard": {"finalization_token": token},
+                 "along": along, "processor_contract": attempt.processor_contract, **publication.extra}  # fmt: skip
+    if publication.before_publish is None:
         # In a caller's transaction a refused statement would abort it; a savepoint keeps ``_fail`` possible.
         with transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext():
-            return job_transition(job_id=job_id, guard={"finalization_token": token}, along=along,
-                                  **succeeded, **publication.extra)  # fmt: skip
+            return job_transition(job_id=job_id, **succeeded)
     with transaction.atomic():
         job = _locked_if_owned(job_id, token)
         if job is None:
             return False
-        extra = publication.commit(job, attempt)
-        return job_transition(job_id=job_id, **succeeded, **extra)
+        return job_transition(job_id=job_id, **{**succeeded, **publication.before_publish(job)})
 
 
 def _fail(job_id: uuid.UUID, token: uuid.UUID, failure_class: str, code: str, message: str) -> str:

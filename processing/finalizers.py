@@ -2,8 +2,9 @@
 
 A finalizer runs without locks: it validates the staged outputs (size, digest,
 media type, and content where the type allows — a PDF must parse), rechecks
-that the requester may still see the result, and returns a ``Publication``
-whose ``commit`` runs inside the finalization transaction.
+that the requester may still see the result, and returns a ``Publication``:
+what to publish, and any work (``before_publish``) that must run in the
+publishing transaction.
 """
 
 import hashlib
@@ -25,25 +26,16 @@ class FinalizationRejected(Exception):
 
 @dataclass
 class Publication:
-    """What to publish; ``extra`` lands on the job in the same transaction as the artifacts."""
+    """What to publish. ``before_publish(job)`` runs under the job's lock in the publishing transaction and
+    returns fields for the job; ``extra`` and those fields land on the job with the artifacts."""
 
     publish: list[StagedOutput]
     extra: dict = field(default_factory=dict)
     before_publish: Callable | None = None
 
-    def commit(self, job, attempt) -> dict:
-        extra = dict(self.extra)
-        if self.before_publish is not None:
-            extra.update(self.before_publish(job))
-        artifacts = [self._artifact(job, attempt, staged) for staged in self.publish]
-        ProcessingArtifact.objects.bulk_create(artifacts)
-        return extra
-
     def artifacts_insert_sql(self, attempt) -> tuple[str, list]:
-        """The artifacts as an INSERT that writes them only for the job the CTE ``moved`` yields, for a
-        publication with nothing to do before publishing (``job_transition(..., along=…)``)."""
-        if self.before_publish is not None or not self.publish:
-            raise ValueError("only a publication of staged outputs alone is one statement")
+        """The artifacts as an INSERT that writes them only for the job the CTE ``moved`` yields, to go
+        along with the terminal transition (``job_transition(..., along=…)``)."""
         table = ProcessingArtifact._meta.db_table
         rows = ", ".join(["(%s, %s, %s, %s, %s, %s, %s)"] * len(self.publish))
         params = []
@@ -59,13 +51,6 @@ class Publication:
                 AS output (id, role, media_type, filename, size_bytes, sha256, blob_id)
         """  # noqa: S608  the table is the model's; every value is a parameter
         return sql, [attempt.pk, *params]
-
-    @staticmethod
-    def _artifact(job, attempt, staged: StagedOutput) -> ProcessingArtifact:
-        return ProcessingArtifact(
-            job=job, role=staged.role, media_type=staged.media_type, filename=staged.filename,
-            size_bytes=staged.size_bytes, sha256=staged.sha256, blob_id=staged.blob_id, source_attempt=attempt,
-        )  # fmt: skip
 
 
 def _contract_violation(code: str, message: str) -> FinalizationRejected:

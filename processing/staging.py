@@ -1,5 +1,6 @@
 """Staging a claim's outputs: private bytes, checked against the operation's declared roles."""
 
+import contextlib
 import hashlib
 import uuid
 from typing import NoReturn
@@ -28,14 +29,12 @@ def role_limit(*, operation: str, role: str, media_type: str) -> int:
 
 def _operations_accepting(*, role: str, media_type: str, size: int) -> list[str]:
     """The operations whose outputs may be ``size`` bytes of ``media_type`` in ``role``."""
-    declared_roles = ((name, operation.role(role)) for name, operation in REGISTRY.items())
-    return [
-        name
-        for name, declared in declared_roles
-        if declared is not None
-        and media_type in declared.media_types
-        and size <= min(declared.max_bytes, limits().artifact_bytes)
-    ]
+    accepting = []
+    for name in REGISTRY:
+        with contextlib.suppress(OutputRejected):
+            if size <= role_limit(operation=name, role=role, media_type=media_type):
+                accepting.append(name)
+    return accepting
 
 
 # Stage under the claim only while it is current (database time) and only for an operation that accepts

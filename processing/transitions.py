@@ -69,7 +69,7 @@ def _terminal_commit(job_id, sources: list[str], to: str, updates: dict, now, gu
     transaction. A second terminal commit of a job violates the terminal commit's primary key and fails
     the whole statement, as before."""
     assignments, params = _assignments(updates)
-    conditions, condition_params = _assignments(guard, separator=" AND ")
+    conditions, condition_params = _assignments(guard, operator="IS NOT DISTINCT FROM", separator=" AND ")
     sql = f"""
         WITH moved AS (
             UPDATE {ProcessingJob._meta.db_table} SET {assignments}
@@ -95,13 +95,14 @@ def _terminal_commit(job_id, sources: list[str], to: str, updates: dict, now, gu
         return cursor.fetchone()[0] == 1
 
 
-def _assignments(updates: dict, separator: str = ", ") -> tuple[str, list]:
-    """``column = %s`` terms (for ``SET``, or joined by ``AND`` for ``WHERE``) and parameters for model field
-    values, each converted as the ORM's update would."""
+def _assignments(values: dict, operator: str = "=", separator: str = ", ") -> tuple[str, list]:
+    """``column <operator> %s`` terms (``=`` for ``SET``; for a ``WHERE``, ``IS NOT DISTINCT FROM`` joined by
+    ``AND``, so that None matches NULL as in the ORM's filter) and parameters for model field values, each
+    converted as the ORM's update would."""
     parts, params = [], []
-    for name, value in updates.items():
+    for name, value in values.items():
         field = ProcessingJob._meta.get_field(name)
-        parts.append(f"{connection.ops.quote_name(field.column)} = %s")
+        parts.append(f"{connection.ops.quote_name(field.column)} {operator} %s")
         params.append(field.get_db_prep_save(value, connection))
     return separator.join(parts), params
 

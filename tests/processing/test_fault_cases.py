@@ -1,4 +1,5 @@
-"""Fault cases at service level with real concurrent connections. Boundaries are crossed in SQL, not by sleeping."""
+"""Fault cases at service level with real concurrent connections. Boundaries are crossed in SQL, not by sleeping
+(but one lease that must pass while its row is locked: that test waits for the database clock)."""
 
 import contextlib
 import threading
@@ -213,21 +214,21 @@ def test_a_finalizer_that_crashes_fails_the_job_instead_of_leaving_it_finalizing
     assert not job.artifacts.exists()
 
 
-def test_a_publication_that_crashes_fails_the_job_and_publishes_nothing(owner, monkeypatch):
+def test_a_publication_whose_own_work_crashes_fails_the_job_and_publishes_nothing(owner, monkeypatch):
     from processing import finalizers
 
-    def crash(self, job, attempt):
+    def crash(locked_job):
         raise ValueError("cannot publish")
 
-    def with_work_before_publishing(job, staged):  # so the publication goes through ``commit``
-        return finalizers.Publication(publish=staged, before_publish=lambda locked_job: {})
+    def with_crashing_work(job, staged):
+        return finalizers.Publication(publish=staged, before_publish=crash)
 
-    monkeypatch.setattr(finalizers.Publication, "commit", crash)
-    monkeypatch.setattr(finalizers, "publish_artifacts", with_work_before_publishing)
+    monkeypatch.setattr(finalizers, "publish_artifacts", with_crashing_work)
     job_id = _job(owner, "publication-crash")
 
     assert _deliver(_claim(WorkerSessionFactory(processors={ECHO: 1}))) == JobState.FAILED
-    assert ProcessingJob.objects.get(pk=job_id).failure_code == "finalizer_error"
+    job = ProcessingJob.objects.get(pk=job_id)
+    assert job.failure_code == "finalizer_error" and not job.artifacts.exists()
     assert TerminalCommit.objects.filter(job_id=job_id).count() == 1
 
 

@@ -81,3 +81,10 @@ def test_a_guarded_transition_moves_only_when_the_guard_holds_and_writes_along_o
     assert moved is True
     assert OutboxEvent.objects.filter(kind="test.along").count() == 1
     assert TerminalCommit.objects.get(job_id=queued_job_id).state == JobState.FAILED
+
+
+def test_a_guard_of_none_matches_an_empty_field_as_the_orms_filter_does(queued_job_id):
+    moved = job_transition(job_id=queued_job_id, to=JobState.CANCELLED, guard={"finalization_token": None})
+
+    assert moved is True
+    assert TerminalCommit.objects.get(job_id=queued_job_id).state == JobState.CANCELLED
