@@ -1,15 +1,15 @@
 import uuid
 
 from django.contrib.auth import get_user_model
-from django.db import connection
 
 from access.models import ROLE_PERMISSIONS, ApiToken, ProjectGrant, role_permits
+from config.prepared import prepared_cursor
 
 
 def role_of(*, user_id: int, project_id: uuid.UUID) -> str | None:
     """Read fresh by every permission check (each submission, each finalization): a plain statement, since
     building it through the ORM cost more than running it. A user holds at most one grant per project."""
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(
             f"SELECT role FROM {ProjectGrant._meta.db_table} WHERE user_id = %s AND project_id = %s",  # noqa: S608
             [user_id, project_id],

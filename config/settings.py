@@ -79,7 +79,12 @@ TEMPLATES = [
 def _databases() -> dict:
     # Every session on every database: a transaction left open by a crashed
     # request must not hold row locks or the xmin horizon for long.
-    options = {"options": "-c idle_in_transaction_session_timeout=60000"}
+    options = {
+        "options": "-c idle_in_transaction_session_timeout=60000",
+        # Only config.prepared's server-binding cursors ever prepare (Django's own client-binding
+        # cursors cannot); without a threshold psycopg would ignore their request to.
+        "prepare_threshold": 5,
+    }
     if url := env("DATABASE_URL"):
         config = env.db_url_config(url)
         config["OPTIONS"] = {**config.get("OPTIONS", {}), **options}

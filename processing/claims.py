@@ -1,4 +1,4 @@
-"""Claiming work (architecture §7): one short transaction per claim, database time for the lease.
+"""Claiming work (architecture §7): one short transaction per acquire, database time for the lease.
 
 Capacity is never stored: the agent offers its locally free permits, and in the
 transaction that creates the attempt Core intersects the offer with the
@@ -7,10 +7,12 @@ Selection is FIFO by creation among claimable jobs of the offered operations,
 ``FOR UPDATE SKIP LOCKED``, skipping jobs whose requester or project already
 holds its running limit (made exact by transaction-scoped advisory locks).
 
-The steps run inside the database function ``processing_claim`` (migration
-0003): the claim is on the path of every job and of pickup latency, and as
+The steps run inside the database function ``processing_claim`` (migrations
+0003 and 0007): the claim is on the path of every job and of pickup latency, and as
 separate queries it cost nine round trips (capacity, count, candidate, lock,
-recount, attempt, ticket, job, commit) where the function costs one.
+recount, attempt, ticket, job, commit) where the function costs one. An acquire
+offering several permits may ask for several claims; they are made one after the
+other in that one call, each exactly as a single claim is.
 """
 
 import json
@@ -21,6 +23,7 @@ from datetime import datetime
 from django.db import connection
 from django.db.models.expressions import RawSQL
 
+from config.prepared import prepared_cursor
 from processing.configuration import limits
 from processing.transfers import IssuedTicket, ticket_secret_new
 
@@ -57,32 +60,43 @@ def db_now() -> datetime:
         return cursor.fetchone()[0]
 
 
-_CLAIM_SQL = "SELECT * FROM processing_claim(%s, %s::jsonb, %s, %s, %s, %s, %s, %s, %s, %s)"
+_CLAIM_SQL = "SELECT * FROM processing_claim(%s, %s::jsonb, %s, %s, %s, %s, %s::uuid[], %s::uuid[], %s::text[], %s)"
 
 
-def claim_acquire(*, session_id: uuid.UUID, offers: dict[str, int]) -> Claim | None:
-    """Create the next attempt for this session, or return None when nothing fits its offer.
+def claims_acquire(*, session_id: uuid.UUID, offers: dict[str, int], count: int = 1) -> list[Claim]:
+    """Create up to ``count`` attempts for this session within its offer, FIFO; empty when nothing fits.
 
-    One statement, so outside a transaction it is its own: no BEGIN and COMMIT round trips.
+    One statement, so outside a transaction it is its own: no BEGIN and COMMIT round trips. An agent
+    with several free permits takes several jobs in one round trip instead of one each.
     """
     limit = limits()
     offers = {operation: permits for operation, permits in offers.items() if permits > 0}
-    if not offers:
-        return None
-    claim_id, ticket_id = uuid.uuid4(), uuid.uuid4()
-    secret, secret_sha256 = ticket_secret_new()
-    with connection.cursor() as cursor:
+    count = min(count, sum(offers.values()))
+    if count <= 0:
+        return []
+    claim_ids, ticket_ids = [uuid.uuid4() for _ in range(count)], [uuid.uuid4() for _ in range(count)]
+    secrets = [ticket_secret_new() for _ in range(count)]
+    with prepared_cursor() as cursor:
         cursor.execute(
             _CLAIM_SQL,
             [session_id, json.dumps(offers), limit.running_jobs_per_requester, limit.running_jobs_per_project,
-             limit.lease_seconds, CANDIDATE_TRIES, claim_id, ticket_id, secret_sha256,
+             limit.lease_seconds, CANDIDATE_TRIES, claim_ids, ticket_ids, [digest for _, digest in secrets],
              limit.transfer_ticket_seconds],
         )  # fmt: skip
-        row = cursor.fetchone()
-    if row is None:
-        return None
+        rows = cursor.fetchall()
+    secret_of = {ticket_id: secret for ticket_id, (secret, _) in zip(ticket_ids, secrets, strict=True)}
+    return [_claim(row, secret_of) for row in rows]
+
+
+def claim_acquire(*, session_id: uuid.UUID, offers: dict[str, int]) -> Claim | None:
+    """Create the next attempt for this session, or return None when nothing fits its offer."""
+    claims = claims_acquire(session_id=session_id, offers=offers, count=1)
+    return claims[0] if claims else None
+
+
+def _claim(row: tuple, secret_of: dict[uuid.UUID, str]) -> Claim:
     (job_id, attempt_id, number, operation, contract, lease_expires_at, blob_id, digest, options, profile,
-     filename, project_id, size, ticket_expires_at) = row  # fmt: skip
+     filename, project_id, size, ticket_expires_at, claim_id, ticket_id) = row  # fmt: skip
     if isinstance(options, str):  # a raw cursor hands jsonb back as text
         options = json.loads(options)
     return Claim(
@@ -90,5 +104,5 @@ def claim_acquire(*, session_id: uuid.UUID, offers: dict[str, int]) -> Claim | N
         processor_contract=contract, lease_expires_at=lease_expires_at, input_blob_id=blob_id,
         input_digest=digest, options=options, input_profile=profile, input_filename=filename,
         project_id=project_id, input_size=size,
-        download=IssuedTicket(ticket_id, secret, ticket_expires_at, size),
+        download=IssuedTicket(ticket_id, secret_of[ticket_id], ticket_expires_at, size),
     )  # fmt: skip

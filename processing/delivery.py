@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import NoReturn
 
-from django.db import connection, transaction
+from django.db import transaction
 
+from config.prepared import prepared_cursor
 from processing.configuration import limits
 from processing.exceptions import ClaimLost, JobCancelled, OutputRejected
 from processing.leases import attempt_current
@@ -55,7 +56,7 @@ def delivery_accept(*, claim_id: uuid.UUID, diagnostics: Diagnostics) -> tuple[u
     request came first.
     """
     token = uuid.uuid4()
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(
             "SELECT * FROM processing_deliver(%s, %s::jsonb, %s, %s, %s, %s::jsonb)",
             [claim_id, _REQUIRED_ROLES, token, limits().finalization_lease_seconds, _bounded(diagnostics.log),

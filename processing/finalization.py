@@ -16,6 +16,7 @@ from datetime import timedelta
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils.module_loading import import_string
 
+from config.prepared import prepared_cursor
 from processing.claims import db_now
 from processing.configuration import limits
 from processing.finalizers import FinalizationRejected, Publication
@@ -117,7 +118,7 @@ def _instance(model, values: list):
 
 
 def _delivered(job_id: uuid.UUID) -> tuple[ProcessingJob, ProcessingAttempt | None, list[StagedOutput]]:
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_DELIVERED_SQL, [job_id])
         rows = cursor.fetchall()
     if not rows:

@@ -5,8 +5,7 @@ import hashlib
 import uuid
 from typing import NoReturn
 
-from django.db import connection
-
+from config.prepared import prepared_cursor
 from processing.configuration import limits
 from processing.exceptions import ClaimLost, OutputRejected
 from processing.models import ProcessingAttempt, StagedOutput
@@ -76,7 +75,7 @@ def output_stage(
     fields = {"role": role, "media_type": media_type, "filename": filename[:255], "size_bytes": len(data),
               "sha256": digest}  # fmt: skip
     operations = _operations_accepting(role=role, media_type=media_type, size=len(data))
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_STAGE_SQL, {**fields, "size": len(data), "data": data, "claim": claim_id,
                                     "operations": operations})  # fmt: skip
         row = cursor.fetchone()

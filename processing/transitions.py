@@ -12,6 +12,7 @@ import uuid
 from django.db import connection
 from django.utils import timezone
 
+from config.prepared import prepared_cursor
 from processing.models import JobState, Phase, ProcessingJob, TerminalCommit
 from processing.models.jobs import TERMINAL_STATES
 from processing.outbox import WAKEUP_CHANNEL as OUTBOX_WAKEUP_CHANNEL
@@ -90,7 +91,7 @@ def _terminal_commit(job_id, sources: list[str], to: str, updates: dict, now, gu
         params += [*event_params, OUTBOX_WAKEUP_CHANNEL]
     else:
         sql += " SELECT count(*) FROM moved"
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone()[0] == 1
 

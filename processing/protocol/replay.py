@@ -14,12 +14,12 @@ import re
 from collections.abc import Callable
 from datetime import timedelta
 
-from django.db import connection
 from django.http import HttpResponse
 from django.utils import timezone
 
 from config.errors import QuireError
 from config.http.errors import error_body
+from config.prepared import prepared_cursor
 from processing.admission import advisory_key
 from processing.exceptions import ProtocolInvalid, RequestIdReused, RequestInProgress
 from processing.models import WorkerRequest
@@ -51,7 +51,7 @@ def replay_run(
     request_id = request_id_of(payload)
     digest = hashlib.sha256(route.encode() + b"\0" + raw_payload).hexdigest()
     lock = advisory_key("worker-request", f"{identity}:{request_id}")
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_lock(%s)", [lock])
         if not cursor.fetchone()[0]:
             raise RequestInProgress()
@@ -71,7 +71,7 @@ def replay_run(
             _store(identity, request_id, route, digest, status, encoded)
         return _json_response(status, encoded)
     finally:
-        with connection.cursor() as cursor:
+        with prepared_cursor() as cursor:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [lock])
 
 
@@ -81,7 +81,7 @@ _TABLE = WorkerRequest._meta.db_table
 
 
 def _stored(identity: str, request_id: str) -> tuple[str, int, bytes] | None:
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(
             f"SELECT payload_sha256, response_status, response_body FROM {_TABLE}"  # noqa: S608  the model's table
             " WHERE identity = %s AND request_id = %s",
@@ -92,7 +92,7 @@ def _stored(identity: str, request_id: str) -> tuple[str, int, bytes] | None:
 
 def _store(identity: str, request_id: str, route: str, digest: str, status: int, body: bytes) -> None:
     now = timezone.now()
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {_TABLE} (identity, request_id, route, payload_sha256, response_status, response_body,"  # noqa: S608
             " created_at, expires_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",

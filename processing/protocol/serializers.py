@@ -52,6 +52,12 @@ class AcquireSerializer(serializers.Serializer):
     request_id = RequestIdField()
     offers = OfferSerializer(many=True, min_length=1)
     wait_seconds = serializers.FloatField(min_value=0, max_value=20, default=20)
+    max_claims = serializers.IntegerField(
+        min_value=1,
+        max_value=64,
+        default=1,
+        help_text="Take up to this many claims at once (never more than the permits offered).",
+    )
 
 
 class TicketSerializer(serializers.Serializer):
@@ -82,7 +88,8 @@ class ClaimSerializer(serializers.Serializer):
 
 
 class AcquireResultSerializer(serializers.Serializer):
-    claim = ClaimSerializer(allow_null=True)
+    claim = ClaimSerializer(allow_null=True, help_text="The first of `claims`, or null when there is none.")
+    claims = ClaimSerializer(many=True, help_text="Every claim made, at most `max_claims`, oldest job first.")
 
 
 class ClaimHeartbeatSerializer(serializers.Serializer):

@@ -4,8 +4,9 @@ import json
 import uuid
 from datetime import timedelta
 
-from django.db import connection, transaction
+from django.db import transaction
 
+from config.prepared import prepared_cursor
 from processing.claims import db_now
 from processing.configuration import WorkerIdentity, limits
 from processing.exceptions import ProcessorOutOfScope, ProtocolInvalid, SessionGone, SessionNotFound
@@ -75,7 +76,7 @@ def session_slots(identity: WorkerIdentity, session_id: uuid.UUID) -> dict[str, 
     """The registered slots per operation of a session that may claim now; SessionNotFound for another
     identity's or an unknown session, SessionGone for one that ended or lapsed: it must register again, and
     silence here would starve it."""
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(_SLOTS_SQL, [session_id, identity.name])
         row = cursor.fetchone()
     if row is None:

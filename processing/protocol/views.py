@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 from config.http.bodies import raw_body
 from config.http.openapi import error
 from config.http.parsers import RawBodyParser, loads_strict
-from processing.claims import Claim, claim_acquire
+from processing.claims import Claim, claims_acquire
 from processing.configuration import limits
 from processing.delivery import Diagnostics, attempt_fail, attempt_release, delivery_accept
 from processing.exceptions import ClaimLost, ProtocolInvalid
@@ -159,20 +159,21 @@ class AcquireApi(WorkerApi):
             if invalid or len(offers) != len(data["offers"]):
                 raise ProtocolInvalid("Offers must name this session's processors, within their slots.",
                                       details={"invalid": invalid})  # fmt: skip
-            claim = _acquire_waiting(session_id, offers, data["wait_seconds"])
-            return 200, {"claim": _claim_body(claim) if claim else None}
+            claims = [_claim_body(claim) for claim in
+                      _acquire_waiting(session_id, offers, data["wait_seconds"], data["max_claims"])]  # fmt: skip
+            return 200, {"claim": claims[0] if claims else None, "claims": claims}
 
         return self.replayed(request, f"sessions/{session_id}/acquire", s.AcquireSerializer, handle)
 
 
-def _acquire_waiting(session_id: uuid.UUID, offers: dict[str, int], wait_seconds: float) -> Claim | None:
+def _acquire_waiting(session_id: uuid.UUID, offers: dict[str, int], wait_seconds: float, count: int) -> list[Claim]:
     deadline = time.monotonic() + wait_seconds
     while True:
         generation = wakeups.generation()
-        claim = claim_acquire(session_id=session_id, offers=offers)
+        claims = claims_acquire(session_id=session_id, offers=offers, count=count)
         remaining = deadline - time.monotonic()
-        if claim is not None or remaining <= 0:
-            return claim
+        if claims or remaining <= 0:
+            return claims
         # A periodic re-check also notices retry backoffs that come due without a notification.
         wakeups.wait(since=generation, timeout=min(remaining, 5.0))
 

@@ -104,6 +104,12 @@ class WorkerAgent:
     def _enough_jobs(self) -> bool:
         return self.settings.max_jobs is not None and self.started_jobs >= self.settings.max_jobs
 
+    def _claims_wanted(self, permits: int) -> int:
+        """As many claims as ``permits``, but none beyond ``max_jobs`` (they would only be released again)."""
+        if self.settings.max_jobs is None:
+            return permits
+        return max(1, min(permits, self.settings.max_jobs - self.started_jobs))
+
     def _register_unless_registered(self) -> None:
         with self.registering:  # the first claim loop to find no session registers; the others wait for it
             if self.session_id is None:
@@ -132,24 +138,27 @@ class WorkerAgent:
             return self.free[operation] if not self.draining.is_set() else 0
 
     def _acquire_once(self, offers: dict[str, int]) -> None:
-        """Acquire with ``offers`` and start what comes; CoreError or CoreUnavailable when Core fails us."""
+        """Acquire with ``offers`` and start what comes; CoreError or CoreUnavailable when Core fails us.
+
+        As many claims as permits are offered may come back at once: one round trip fills every free slot.
+        """
         if self._enough_jobs():
             return
         session_id = self.session_id
         try:
-            claim = self.client.acquire(
-                session_id=session_id, offers=offers, wait_seconds=self.settings.acquire_wait_seconds
-            )
+            claims = self.client.acquire(
+                session_id=session_id, offers=offers, wait_seconds=self.settings.acquire_wait_seconds,
+                max_claims=self._claims_wanted(sum(offers.values())),
+            )  # fmt: skip
         except CoreError as exc:
             if exc.code not in SESSION_LOST:
                 raise
             self._session_lost(session_id)
             return
-        if claim is None:
-            return
-        # Claim loops acquire side by side, so another may have reached the job limit meanwhile.
-        if self.draining.is_set() or not self._start(claim):
-            self._release(claim["claim_id"])
+        for claim in claims:
+            # Claim loops acquire side by side, so another may have reached the job limit meanwhile.
+            if self.draining.is_set() or not self._start(claim):
+                self._release(claim["claim_id"])
 
     def _session_lost(self, session_id: str | None) -> None:
         """Forget ``session_id`` unless it was already replaced; the claim loop registers anew."""

@@ -35,7 +35,9 @@ class CoreClient(Protocol):
     def register(self, *, instance: str, processors: list[dict]) -> dict: ...
     def session_heartbeat(self, *, session_id: str, health: dict[str, bool]) -> dict: ...
     def drain(self, *, session_id: str) -> dict: ...
-    def acquire(self, *, session_id: str, offers: dict[str, int], wait_seconds: float) -> dict | None: ...
+    def acquire(
+        self, *, session_id: str, offers: dict[str, int], wait_seconds: float, max_claims: int = 1
+    ) -> list[dict]: ...
     def claim_heartbeat(self, *, claim_id: str, phase: str) -> dict: ...
     def download_input(self, *, ticket: dict) -> bytes: ...
     def upload_output(self, *, claim_id: str, role: str, media_type: str, filename: str, data: bytes) -> dict: ...
@@ -131,12 +133,15 @@ class HttpCoreClient:
     def drain(self, *, session_id: str) -> dict:
         return self._post(f"sessions/{session_id}/drain", {})
 
-    def acquire(self, *, session_id: str, offers: dict[str, int], wait_seconds: float) -> dict | None:
+    def acquire(
+        self, *, session_id: str, offers: dict[str, int], wait_seconds: float, max_claims: int = 1
+    ) -> list[dict]:
         payload = {
             "offers": [{"operation": op, "permits": n} for op, n in offers.items()],
             "wait_seconds": wait_seconds,
+            "max_claims": max_claims,
         }
-        return self._post(f"sessions/{session_id}/acquire", payload, timeout=wait_seconds + self._timeout)["claim"]
+        return self._post(f"sessions/{session_id}/acquire", payload, timeout=wait_seconds + self._timeout)["claims"]
 
     def claim_heartbeat(self, *, claim_id: str, phase: str) -> dict:
         return self._post(f"claims/{claim_id}/heartbeat", {"phase": phase})

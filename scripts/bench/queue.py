@@ -2,7 +2,7 @@
 
 Uses the test-only ``test.echo/v1`` operation. Figures:
   drain_jobs_per_s_http_1_agent / _2_agents   full protocol, agents of 4 slots (BENCH_N jobs, default 1000)
-  drain_jobs_per_s_service_1_process / _2_processes   claim → stage → deliver → finalize, no HTTP
+  drain_jobs_per_s_service_1_process / _2_processes   claim (4 per acquire) → stage → deliver → finalize, no HTTP
   pickup_ms_p50 / p95 / p99                   queued commit → claim received by an idle agent over HTTP
   claim_ms_p50_depth_<d>                      service-level claim with d queued rows; plus the 1M/1k ratio
 """
@@ -22,6 +22,7 @@ ECHO = "test.echo/v1"
 ROOMY = {"running_jobs_per_requester": 1_000_000, "running_jobs_per_project": 1_000_000,
          "active_jobs_per_requester": 1_000_000, "active_jobs_per_project": 1_000_000,
          "queued_jobs_global": 2_000_000, "lease_seconds": 60}  # fmt: skip
+SERVICE_SLOTS = 4  # as many as each HTTP agent has
 
 
 def deployment_use(directory: Path) -> str:
@@ -113,7 +114,7 @@ def _service_worker(database_url: str, deployment: str, barrier, done) -> None:
 
     from django.utils import timezone
 
-    from processing.claims import claim_acquire
+    from processing.claims import claims_acquire
     from processing.delivery import Diagnostics, delivery_accept
     from processing.finalization import job_finalize
     from processing.models import WorkerProcessor, WorkerSession
@@ -128,12 +129,14 @@ def _service_worker(database_url: str, deployment: str, barrier, done) -> None:
     digest = hashlib.sha256(payload).hexdigest()
     barrier.wait()
     handled = 0
-    while (claim := claim_acquire(session_id=session.pk, offers={ECHO: 1})) is not None:
-        output_stage(claim_id=claim.claim_id, role="echo", media_type="application/octet-stream", filename="e",
-                     data=payload, expected_sha256=digest)  # fmt: skip
-        job_id, token = delivery_accept(claim_id=claim.claim_id, diagnostics=Diagnostics())
-        job_finalize(job_id=job_id, token=token)
-        handled += 1
+    # As an agent of SERVICE_SLOTS slots does: one acquire takes a claim for every free slot.
+    while claims := claims_acquire(session_id=session.pk, offers={ECHO: SERVICE_SLOTS}, count=SERVICE_SLOTS):
+        for claim in claims:
+            output_stage(claim_id=claim.claim_id, role="echo", media_type="application/octet-stream", filename="e",
+                         data=payload, expected_sha256=digest)  # fmt: skip
+            job_id, token = delivery_accept(claim_id=claim.claim_id, diagnostics=Diagnostics())
+            job_finalize(job_id=job_id, token=token)
+            handled += 1
     done.put(handled)
 
 
@@ -156,7 +159,8 @@ def drain_service(directory: Path, source, n: int) -> None:
             for worker in workers:
                 worker.join()
         label = "1_process" if count == 1 else f"{count}_processes"
-        report(f"drain_jobs_per_s_service_{label}", rates, unit="jobs/s", n=n, config=f"{count} process(es), echo")
+        report(f"drain_jobs_per_s_service_{label}", rates, unit="jobs/s", n=n,
+               config=f"{count} process(es), {SERVICE_SLOTS} claims per acquire, echo")  # fmt: skip
 
 
 def pickup(directory: Path, source, n: int) -> None:
@@ -173,9 +177,10 @@ def pickup(directory: Path, source, n: int) -> None:
 
         def idle_agent():
             while True:
-                claim = client.acquire(session_id=session["session_id"], offers={ECHO: 1}, wait_seconds=20)
-                if claim is None:
+                claims = client.acquire(session_id=session["session_id"], offers={ECHO: 1}, wait_seconds=20)
+                if not claims:
                     continue
+                [claim] = claims
                 received.put(time.perf_counter())
                 client.fail(claim_id=claim["claim_id"], failure_class="processor_rejected", code="bench",
                             message="pickup only", diagnostics={})  # fmt: skip

@@ -10,7 +10,7 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from processing.admission import advisory_key
-from processing.models import WorkerRequest, WorkerSession
+from processing.models import ProcessingAttempt, WorkerRequest, WorkerSession
 from processing.submission import job_submit
 from tests.factories import ProjectFactory
 from tests.processing.factories import WORKER_TOKEN, WORKER_TOKEN_SHA256
@@ -289,3 +289,40 @@ def test_bytes_uploaded_after_the_lease_ran_out_stage_nothing(claimed):
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "claim_lost"
     assert list(StagedOutput.objects.values_list("sha256", flat=True)) == [hashlib.sha256(b"in time").hexdigest()]
+
+
+@pytest.mark.django_db
+def test_one_acquire_hands_out_several_claims_within_the_offer(owner):
+    for index in range(3):
+        project = ProjectFactory(owner=owner, starter=True)
+        job_submit(actor_id=owner.pk, operation_name=ECHO, idempotency_key=f"k{index}", project_id=project.pk)
+    session_id = register()  # two echo slots
+
+    response = post(worker_client(), f"sessions/{session_id}/acquire",
+                    {"offers": [{"operation": ECHO, "permits": 2}], "wait_seconds": 0, "max_claims": 5})  # fmt: skip
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert len(body["claims"]) == 2, "never more than the permits offered"
+    assert body["claim"] == body["claims"][0]
+    assert len({claim["job_id"] for claim in body["claims"]}) == 2
+    for claim in body["claims"]:
+        download = claim["input"]["download"]
+        data = worker_client().get(download["url"], HTTP_X_QUIRE_TRANSFER_SECRET=download["secret"]).content
+        assert hashlib.sha256(data).hexdigest() == claim["input"]["sha256"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("max_claims", [0, 65, "two"])
+def test_an_acquire_asking_for_an_impossible_number_of_claims_is_422(owner, max_claims):
+    project = ProjectFactory(owner=owner, starter=True)
+    job_submit(actor_id=owner.pk, operation_name=ECHO, idempotency_key="k", project_id=project.pk)
+    session_id = register()
+
+    offers = [{"operation": ECHO, "permits": 1}]
+    response = post(worker_client(), f"sessions/{session_id}/acquire",
+                    {"offers": offers, "wait_seconds": 0, "max_claims": max_claims})  # fmt: skip
+
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "protocol_invalid"
+    assert not ProcessingAttempt.objects.exists()

@@ -5,7 +5,7 @@ import threading
 import pytest
 
 from processing.cancellation import job_cancel
-from processing.claims import claim_acquire
+from processing.claims import claim_acquire, claims_acquire
 from processing.models import JobState, ProcessingAttempt, ProcessingJob
 from tests.concurrency import run_together
 from tests.factories import ProjectFactory
@@ -65,7 +65,8 @@ def test_one_registered_slot_never_yields_two_concurrent_claims(api_client_for, 
     assert len([claim for claim in claims if claim is not None]) == 1
 
 
-def test_concurrent_claimers_never_share_a_job(api_client_for, owner, configure_deployment):
+@pytest.mark.parametrize("per_acquire", [1, 3], ids=["one-claim-per-acquire", "several-claims-per-acquire"])
+def test_concurrent_claimers_never_share_a_job(api_client_for, owner, configure_deployment, per_acquire):
     configure_deployment(limits={"running_jobs_per_requester": 100})
     client = api_client_for(owner)
     for index in range(12):
@@ -79,10 +80,10 @@ def test_concurrent_claimers_never_share_a_job(api_client_for, owner, configure_
         # going while work is queued and this session still has a free slot.
         mine = 0
         while mine < 4 and ProcessingJob.objects.filter(state=JobState.QUEUED).exists():
-            if (claim := claim_acquire(session_id=session.pk, offers={LATEX: 4})) is not None:
-                mine += 1
-                with lock:
-                    claims.append(claim)
+            taken = claims_acquire(session_id=session.pk, offers={LATEX: 4 - mine}, count=per_acquire)
+            mine += len(taken)
+            with lock:
+                claims.extend(taken)
 
     run_together_checked(*[lambda s=session: claim_all(s) for session in sessions])
 
@@ -94,7 +95,10 @@ def test_concurrent_claimers_never_share_a_job(api_client_for, owner, configure_
     assert max(per_session.values()) <= 4
 
 
-def test_concurrent_claimers_respect_the_requesters_running_limit(api_client_for, owner, configure_deployment):
+@pytest.mark.parametrize("per_acquire", [1, 8], ids=["one-claim-per-acquire", "several-claims-per-acquire"])
+def test_concurrent_claimers_respect_the_requesters_running_limit(
+    api_client_for, owner, configure_deployment, per_acquire
+):
     from tests.factories import UserFactory
 
     configure_deployment(limits={"running_jobs_per_requester": 2})
@@ -108,9 +112,9 @@ def test_concurrent_claimers_respect_the_requesters_running_limit(api_client_for
     lock = threading.Lock()
 
     def claim_all(session):
-        while (claim := claim_acquire(session_id=session.pk, offers={LATEX: 8})) is not None:
+        while taken := claims_acquire(session_id=session.pk, offers={LATEX: 8}, count=per_acquire):
             with lock:
-                claims.append(claim)
+                claims.extend(taken)
 
     run_together_checked(*[lambda s=session: claim_all(s) for session in sessions])
 

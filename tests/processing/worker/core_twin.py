@@ -39,6 +39,7 @@ class InMemoryCore:
         self.sessions: list[str] = []
         self.reports: list[tuple] = []
         self.uploads: list[dict] = []
+        self.acquired_sizes: list[int] = []  # how many claims each acquire handed out
         self.reported = threading.Condition(self._lock)
         self.claim_queued = threading.Condition(self._lock)
         # Called as ``acquire`` is about to answer, to make something happen while it waited.
@@ -78,17 +79,24 @@ class InMemoryCore:
     def drain(self, *, session_id: str) -> dict:
         return {"session_id": session_id, "state": "draining"}
 
-    def acquire(self, *, session_id: str, offers: dict[str, int], wait_seconds: float) -> dict | None:
-        """The first queued claim of an offered operation; as Core does, wait up to ``wait_seconds`` for one."""
+    def acquire(
+        self, *, session_id: str, offers: dict[str, int], wait_seconds: float, max_claims: int = 1
+    ) -> list[dict]:
+        """Queued claims of offered operations, oldest first, within the offer and ``max_claims``; as Core
+        does, wait up to ``wait_seconds`` for the first."""
         deadline = time.monotonic() + wait_seconds
         with self._lock:
             self._raise_scripted("acquire")
             while (claim := self._first_offered(offers)) is None and (remaining := deadline - time.monotonic()) > 0:
                 self.claim_queued.wait(remaining)
-            if claim is not None:
+            taken, left = [], dict(offers)
+            while len(taken) < max_claims and (claim := self._first_offered(left)) is not None:
                 self._claims.remove(claim)
+                left[claim["operation"]] -= 1
+                taken.append(claim)
+        self.acquired_sizes.append(len(taken))
         self.while_acquiring()
-        return claim
+        return taken
 
     def _first_offered(self, offers: dict[str, int]) -> dict | None:
         return next((claim for claim in self._claims if offers.get(claim["operation"], 0) > 0), None)

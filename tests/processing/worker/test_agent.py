@@ -27,9 +27,9 @@ def core() -> InMemoryCore:
 def agent_for(core, tmp_path):
     """``agent_for(max_jobs=...)``: an agent on the in-memory Core that retries at once."""
 
-    def make(*, max_jobs: int, processors=None, acquire_wait_seconds: float = 0) -> WorkerAgent:
+    def make(*, max_jobs: int, processors=None, acquire_wait_seconds: float = 0, slots: int = 1) -> WorkerAgent:
         settings = AgentSettings(
-            instance="test-agent", work_root=tmp_path / "work", max_jobs=max_jobs,
+            instance="test-agent", work_root=tmp_path / "work", max_jobs=max_jobs, slots=slots,
             acquire_wait_seconds=acquire_wait_seconds, retry_initial_seconds=0, retry_max_seconds=0,
         )  # fmt: skip
         return WorkerAgent(client=core, processors=processors or [EchoProcessor()], executor=None, settings=settings)
@@ -102,6 +102,16 @@ def test_a_long_poll_for_one_operation_does_not_keep_the_others_freed_slots_idle
     assert sorted(claim_id for _, claim_id in delivered) == claim_ids
     assert core.reports[3:] == [("release", surplus)], "a claim beyond the job limit is given back, not run"
     assert not runner.is_alive()
+
+
+def test_one_acquire_fills_every_free_slot(core, agent_for):
+    claim_ids = [core.queue_claim(BUNDLE) for _ in range(4)]
+
+    run_to_completion(agent_for(max_jobs=3, slots=3))
+
+    assert core.acquired_sizes[0] == 3, core.acquired_sizes
+    assert sorted(report[1] for report in core.reports) == claim_ids[:3]
+    assert core.reports == [("delivery", claim_id) for _, claim_id in core.reports], "every claim ran to delivery"
 
 
 def test_finished_jobs_leave_no_threads_behind(core, agent_for):

@@ -35,7 +35,7 @@ def run_claim(core, tmp_path):
 
     def run(data: bytes, *, processor=None) -> list[tuple]:
         core.queue_claim(data)
-        claim = core.acquire(session_id="session-1", offers={"test.echo/v1": 1}, wait_seconds=0)
+        [claim] = core.acquire(session_id="session-1", offers={"test.echo/v1": 1}, wait_seconds=0)
         JobRun(
             client=core, active=ActiveClaim(claim=claim), processor=processor or EchoProcessor(), executor=None,
             work_root=tmp_path / "work",
