@@ -26,13 +26,14 @@ def role_limit(*, operation: str, role: str, media_type: str) -> int:
     return min(declared.max_bytes, limits().artifact_bytes)
 
 
-def _operations_accepting(*, role: str, media_type: str, size: int) -> list[str]:
-    """The operations whose outputs may be ``size`` bytes of ``media_type`` in ``role``."""
-    accepting = []
+def role_limits_accepting(*, role: str, media_type: str, size: int) -> dict[str, int]:
+    """Operation → byte limit of ``role``, for the operations whose outputs may be ``size`` bytes of
+    ``media_type`` in ``role``: what a statement fenced by the claim checks the claim's operation against."""
+    accepting = {}
     for name in REGISTRY:
         with contextlib.suppress(OutputRejected):
-            if size <= role_limit(operation=name, role=role, media_type=media_type):
-                accepting.append(name)
+            if 0 <= size <= (limit := role_limit(operation=name, role=role, media_type=media_type)):
+                accepting[name] = limit
     return accepting
 
 
@@ -74,7 +75,7 @@ def output_stage(
         raise OutputRejected("The bytes do not match the declared sha256.", details={"role": role})
     fields = {"role": role, "media_type": media_type, "filename": filename[:255], "size_bytes": len(data),
               "sha256": digest}  # fmt: skip
-    operations = _operations_accepting(role=role, media_type=media_type, size=len(data))
+    operations = list(role_limits_accepting(role=role, media_type=media_type, size=len(data)))
     with prepared_cursor() as cursor:
         cursor.execute(_STAGE_SQL, {**fields, "size": len(data), "data": data, "claim": claim_id,
                                     "operations": operations})  # fmt: skip

@@ -9,10 +9,7 @@ import hashlib
 import secrets
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-
-from processing.configuration import limits
-from processing.models import TransferTicket
+from datetime import datetime
 
 
 @dataclass(frozen=True)
@@ -27,16 +24,3 @@ def ticket_secret_new() -> tuple[str, str]:
     """A new ticket secret and the SHA-256 that is all the ticket row keeps of it."""
     secret = secrets.token_urlsafe(32)
     return secret, hashlib.sha256(secret.encode()).hexdigest()
-
-
-def ticket_issue(*, attempt_id: int, now: datetime, **fields) -> IssuedTicket:
-    """Insert a ticket for the attempt inside the caller's transaction."""
-    secret, secret_sha256 = ticket_secret_new()
-    ticket = TransferTicket.objects.create(
-        secret_sha256=secret_sha256,
-        attempt_id=attempt_id,
-        created_at=now,
-        expires_at=now + timedelta(seconds=limits().transfer_ticket_seconds),
-        **fields,
-    )
-    return IssuedTicket(ticket.pk, secret, ticket.expires_at, ticket.max_bytes)

@@ -116,3 +116,20 @@ def session_drain(*, identity: WorkerIdentity, session_id: uuid.UUID) -> WorkerS
     WorkerSession.objects.filter(pk=session.pk, state=SessionState.ACTIVE).update(state=SessionState.DRAINING)
     session.refresh_from_db()
     return session
+
+
+# Every claim-scoped worker call asks this first: one plain statement on the claim's unique index.
+_CLAIM_JOB_SQL = """
+    SELECT attempt.job_id FROM processing_processingattempt AS attempt
+    JOIN processing_workersession AS session ON session.id = attempt.session_id
+    WHERE attempt.claim_id = %s AND session.identity = %s
+"""
+
+
+def claim_job(*, claim_id: uuid.UUID, identity: str) -> uuid.UUID | None:
+    """The job of ``claim_id`` if a session of ``identity`` made that claim; None otherwise (unknown, or
+    another identity's: both look alike to the caller)."""
+    with prepared_cursor() as cursor:
+        cursor.execute(_CLAIM_JOB_SQL, [claim_id, identity])
+        row = cursor.fetchone()
+    return row[0] if row else None

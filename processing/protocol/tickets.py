@@ -6,63 +6,127 @@ header, never the URL; only its SHA-256 is stored.
 
 import hashlib
 import hmac
+import json
 import uuid
-from datetime import datetime
+from dataclasses import dataclass
+from typing import NoReturn
 
-from django.db import transaction
-
-from processing.blobs import blob_read
-from processing.claims import TRANSACTION_NOW
-from processing.exceptions import OutputRejected, TicketInvalid
+from config.prepared import prepared_cursor
+from processing.configuration import limits
+from processing.exceptions import ClaimLost, OutputRejected, TicketInvalid
 from processing.leases import attempt_current
-from processing.models import ProcessingAttempt, TransferKind, TransferTicket
-from processing.staging import output_stage, role_limit
-from processing.transfers import IssuedTicket, ticket_issue
+from processing.staging import output_stage, role_limit, role_limits_accepting
+from processing.transfers import IssuedTicket, ticket_secret_new
 
-
-def _issue(attempt: ProcessingAttempt, now: datetime, **fields) -> IssuedTicket:
-    return ticket_issue(attempt_id=attempt.pk, now=now, **fields)
+# Issued under the claim only while it is current (database time, as attempt_current judges) and only
+# for an operation whose role takes this media type and size, in one statement.
+_UPLOAD_ISSUE_SQL = """
+    INSERT INTO processing_transferticket
+        (id, secret_sha256, kind, attempt_id, role, media_type, filename, max_bytes, expected_sha256,
+         expected_size, blob_id, created_at, expires_at)
+    SELECT %(ticket)s, %(secret_sha256)s, 'upload_output', attempt.id, %(role)s, %(media_type)s, %(filename)s,
+           (%(limits)s::jsonb ->> attempt.operation)::bigint, %(sha256)s, %(size)s, NULL, now(),
+           now() + make_interval(secs => %(seconds)s)
+    FROM processing_processingattempt AS attempt
+    JOIN processing_processingjob AS job ON job.id = attempt.job_id
+    WHERE attempt.claim_id = %(claim)s AND attempt.state = 'running' AND attempt.lease_expires_at > now()
+      AND job.state = 'running' AND %(limits)s::jsonb ? attempt.operation
+    RETURNING expires_at, max_bytes
+"""
 
 
 def upload_ticket_issue(
     *, claim_id: uuid.UUID, role: str, media_type: str, filename: str, size: int, sha256: str
 ) -> IssuedTicket:
-    with transaction.atomic():
-        attempt, now = attempt_current(claim_id)
-        max_bytes = role_limit(operation=attempt.operation, role=role, media_type=media_type)
-        if not 0 <= size <= max_bytes:
-            raise OutputRejected("The declared size exceeds the role's limit.", details={"limit_bytes": max_bytes})
-        return _issue(
-            attempt, now, kind=TransferKind.UPLOAD_OUTPUT, role=role, media_type=media_type, filename=filename[:255],
-            max_bytes=max_bytes, expected_sha256=sha256.lower(), expected_size=size,
-        )  # fmt: skip
+    """An upload ticket for ``role``; one round trip when the request is good, a second look explains a refusal."""
+    ticket_id, (secret, secret_sha256) = uuid.uuid4(), ticket_secret_new()
+    accepting = role_limits_accepting(role=role, media_type=media_type, size=size)
+    with prepared_cursor() as cursor:
+        row = cursor.execute(_UPLOAD_ISSUE_SQL, {
+            "ticket": ticket_id, "secret_sha256": secret_sha256, "role": role, "media_type": media_type,
+            "filename": filename[:255], "limits": json.dumps(accepting), "sha256": sha256.lower(), "size": size,
+            "seconds": limits().transfer_ticket_seconds, "claim": claim_id,
+        }).fetchone()  # fmt: skip
+    if row is None:
+        _upload_refusal_explain(claim_id=claim_id, role=role, media_type=media_type, size=size)
+    expires_at, max_bytes = row
+    return IssuedTicket(ticket_id, secret, expires_at, max_bytes)
 
 
-def _redeemable(ticket_id: uuid.UUID, secret: str, kind: str) -> TransferTicket:
-    unexpired = TransferTicket.objects.filter(pk=ticket_id, kind=kind, expires_at__gt=TRANSACTION_NOW)
-    ticket = unexpired.select_related("attempt").first()
+def _upload_refusal_explain(*, claim_id: uuid.UUID, role: str, media_type: str, size: int) -> NoReturn:
+    attempt, _ = attempt_current(claim_id)  # ClaimLost first, as before the ticket is looked at
+    max_bytes = role_limit(operation=attempt.operation, role=role, media_type=media_type)
+    raise OutputRejected("The declared size exceeds the role's limit.", details={"limit_bytes": max_bytes})
+
+
+@dataclass(frozen=True)
+class _Redeemable:
+    claim_id: uuid.UUID
+    role: str
+    media_type: str
+    filename: str
+    max_bytes: int
+    expected_sha256: str
+    expected_size: int | None
+
+
+# Every transfer looks its ticket up here: plain statements on the ticket's primary key.
+_UPLOAD_TICKET_SQL = """
+    SELECT ticket.secret_sha256, attempt.claim_id, ticket.role, ticket.media_type, ticket.filename,
+           ticket.max_bytes, ticket.expected_sha256, ticket.expected_size
+    FROM processing_transferticket AS ticket
+    JOIN processing_processingattempt AS attempt ON attempt.id = ticket.attempt_id
+    WHERE ticket.id = %s AND ticket.kind = 'upload_output' AND ticket.expires_at > now()
+"""
+# The input's bytes come along only for the right secret and a current claim (judged as attempt_current does).
+_DOWNLOAD_SQL = """
+    SELECT ticket.secret_sha256, ticket.expected_sha256, claim_current,
+           CASE WHEN claim_current AND ticket.secret_sha256 = %(digest)s THEN blob.data END
+    FROM processing_transferticket AS ticket
+    JOIN processing_processingattempt AS attempt ON attempt.id = ticket.attempt_id
+    JOIN processing_processingjob AS job ON job.id = attempt.job_id
+    JOIN processing_processingblob AS blob ON blob.id = ticket.blob_id
+    CROSS JOIN LATERAL (SELECT attempt.state = 'running' AND job.state = 'running'
+                               AND attempt.lease_expires_at > now() AS claim_current) AS judged
+    WHERE ticket.id = %(ticket)s AND ticket.kind = 'download_input' AND ticket.expires_at > now()
+"""
+
+
+def _secret_matches(stored_sha256: str | None, secret: str) -> bool:
     digest = hashlib.sha256((secret or "").encode()).hexdigest()
-    if ticket is None or not hmac.compare_digest(ticket.secret_sha256, digest):
+    return stored_sha256 is not None and hmac.compare_digest(stored_sha256, digest)
+
+
+def _upload_redeemable(ticket_id: uuid.UUID, secret: str) -> _Redeemable:
+    with prepared_cursor() as cursor:
+        row = cursor.execute(_UPLOAD_TICKET_SQL, [ticket_id]).fetchone()
+    if row is None or not _secret_matches(row[0], secret):
         raise TicketInvalid()
-    return ticket
+    return _Redeemable(*row[1:])
 
 
 def download_redeem(*, ticket_id: uuid.UUID, secret: str) -> tuple[bytes, str]:
     """The input bytes and their digest, while the ticket's claim is still current."""
-    ticket = _redeemable(ticket_id, secret, TransferKind.DOWNLOAD_INPUT)
-    attempt_current(ticket.attempt.claim_id)
-    return blob_read(ticket.blob_id), ticket.expected_sha256
+    digest = hashlib.sha256((secret or "").encode()).hexdigest()
+    with prepared_cursor() as cursor:
+        row = cursor.execute(_DOWNLOAD_SQL, {"ticket": ticket_id, "digest": digest}).fetchone()
+    if row is None or not _secret_matches(row[0], secret):
+        raise TicketInvalid()
+    _, expected_sha256, claim_current, data = row
+    if not claim_current:
+        raise ClaimLost()
+    return bytes(data), expected_sha256
 
 
 def upload_redeem(*, ticket_id: uuid.UUID, secret: str, data: bytes) -> dict:
     """Stage the uploaded bytes for the ticket's role. The same bytes again are accepted again."""
-    ticket = _redeemable(ticket_id, secret, TransferKind.UPLOAD_OUTPUT)
+    ticket = _upload_redeemable(ticket_id, secret)
     if len(data) != ticket.expected_size or len(data) > ticket.max_bytes:
         raise OutputRejected(
             "The body's size differs from the declared size.", details={"declared": ticket.expected_size}
         )
     staged = output_stage(
-        claim_id=ticket.attempt.claim_id, role=ticket.role, media_type=ticket.media_type,
+        claim_id=ticket.claim_id, role=ticket.role, media_type=ticket.media_type,
         filename=ticket.filename, data=data, expected_sha256=ticket.expected_sha256,
     )  # fmt: skip
     return {"role": staged.role, "size": staged.size_bytes, "sha256": staged.sha256}

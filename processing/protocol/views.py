@@ -24,6 +24,7 @@ from processing.protocol import tickets
 from processing.protocol.authentication import WorkerTokenAuthentication
 from processing.protocol.replay import replay_run
 from processing.protocol.sessions import (
+    claim_job,
     session_drain,
     session_heartbeat,
     session_register,
@@ -80,11 +81,12 @@ class WorkerApi(APIView):
             handler=lambda: handler(_valid(serializer_class, payload)),
         )
 
-    def claim_of(self, request, claim_id: uuid.UUID) -> ProcessingAttempt:
-        attempt = ProcessingAttempt.objects.select_related("session").filter(claim_id=claim_id).first()
-        if attempt is None or attempt.session is None or attempt.session.identity != self.identity(request).name:
+    def claim_of(self, request, claim_id: uuid.UUID) -> uuid.UUID:
+        """The job of ``claim_id`` when this identity's session holds it; ClaimLost otherwise."""
+        job_id = claim_job(claim_id=claim_id, identity=self.identity(request).name)
+        if job_id is None:
             raise ClaimLost()
-        return attempt
+        return job_id
 
 
 class SessionRegisterApi(WorkerApi):
@@ -212,12 +214,12 @@ class ClaimFailureApi(WorkerApi):
     @extend_schema(request=s.FailureReportSerializer, responses={200: s.JobStateSerializer, **PROTOCOL_ERRORS})
     def post(self, request, claim_id: uuid.UUID):
         def handle(data):
-            attempt = self.claim_of(request, claim_id)
+            job_id = self.claim_of(request, claim_id)
             state = attempt_fail(
                 claim_id=claim_id, failure_class=data["failure_class"], code=data["code"], message=data["message"],
                 diagnostics=_diagnostics(data.get("diagnostics")),
             )  # fmt: skip
-            return 200, {"job_id": str(attempt.job_id), "job_state": state}
+            return 200, {"job_id": str(job_id), "job_state": state}
 
         return self.replayed(request, f"claims/{claim_id}/failure", s.FailureReportSerializer, handle)
 
@@ -226,8 +228,8 @@ class ClaimReleaseApi(WorkerApi):
     @extend_schema(request=s.RequestOnlySerializer, responses={200: s.JobStateSerializer, **PROTOCOL_ERRORS})
     def post(self, request, claim_id: uuid.UUID):
         def handle(data):
-            attempt = self.claim_of(request, claim_id)
-            return 200, {"job_id": str(attempt.job_id), "job_state": attempt_release(claim_id=claim_id)}
+            job_id = self.claim_of(request, claim_id)
+            return 200, {"job_id": str(job_id), "job_state": attempt_release(claim_id=claim_id)}
 
         return self.replayed(request, f"claims/{claim_id}/release", s.RequestOnlySerializer, handle)
 
@@ -240,17 +242,14 @@ class DeliveryApi(WorkerApi):
     )
     def post(self, request, claim_id: uuid.UUID):
         def handle(data):
-            attempt = self.claim_of(request, claim_id)
+            self.claim_of(request, claim_id)
             try:
                 job_id, token = delivery_accept(claim_id=claim_id, diagnostics=_diagnostics(data.get("diagnostics")))
             except ClaimLost:
-                attempt.refresh_from_db()
+                attempt = ProcessingAttempt.objects.select_related("job").get(claim_id=claim_id)
                 if attempt.state != AttemptState.DELIVERED:
                     raise
-                return 200, {
-                    "job_id": str(attempt.job_id),
-                    "job_state": attempt.job.state,
-                }  # a retried delivery
+                return 200, {"job_id": str(attempt.job_id), "job_state": attempt.job.state}  # a retried delivery
             return 200, {"job_id": str(job_id), "job_state": job_finalize(job_id=job_id, token=token)}
 
         return self.replayed(request, f"claims/{claim_id}/delivery", s.DeliverySerializer, handle)

@@ -16,6 +16,8 @@ from scripts.bench.harness import ROOT
 WORKER_TOKEN = "bench-worker-token"  # noqa: S105  a throwaway token for a throwaway database
 # INFO makes the agents log each delivery with where its time went (input, processor, upload, delivery).
 AGENT_LOG_LEVEL = os.environ.get("BENCH_AGENT_LOG_LEVEL", "WARNING")
+# The server is measured as it runs in production: without DEBUG (which records every query).
+PRODUCTION_LIKE = {"DEBUG": "false"}
 
 
 def deployment_write(directory: Path, *, operations: list[str], limits: dict[str, int]) -> Path:
@@ -42,7 +44,8 @@ def web_server(env: dict[str, str], *, workers: int = 2, log: Path):
             [sys.executable, "-m", "gunicorn", "config.asgi:application", "--worker-class",
              "config.http.server.QuireWorker", "--workers", str(workers), "--bind", f"127.0.0.1:{port}",
              "--graceful-timeout", "2"],
-            cwd=ROOT, env={**os.environ, **env}, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=ROOT, env={**os.environ, **PRODUCTION_LIKE, **env}, stdout=output, stderr=subprocess.STDOUT,
+            start_new_session=True,
         )  # fmt: skip
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30

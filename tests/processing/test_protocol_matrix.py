@@ -326,3 +326,47 @@ def test_an_acquire_asking_for_an_impossible_number_of_claims_is_422(owner, max_
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "protocol_invalid"
     assert not ProcessingAttempt.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("change", "status", "code"),
+    [
+        ({"role": "pdf"}, 422, "output_rejected"),
+        ({"media_type": "text/plain"}, 422, "output_rejected"),
+        ({"size": 64 * 1024 * 1024 + 1}, 422, "output_rejected"),
+        ({"lease": "expired"}, 409, "claim_lost"),
+    ],
+    ids=["undeclared-role", "wrong-media-type", "over-the-role-limit", "lease-expired"],
+)
+def test_a_refused_upload_ticket_says_why_and_issues_nothing(claimed, change, status, code):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from processing.models import TransferTicket
+
+    _, claim = claimed
+    if change.pop("lease", None):
+        ProcessingAttempt.objects.filter(claim_id=claim["claim_id"]).update(
+            lease_expires_at=timezone.now() - timedelta(seconds=1)
+        )
+    upload = {"role": "echo", "media_type": "application/octet-stream", "filename": "e", "size": 1,
+              "sha256": "a" * 64, **change}  # fmt: skip
+    tickets_before = TransferTicket.objects.count()
+
+    response = post(worker_client(), f"claims/{claim['claim_id']}/uploads", upload)
+
+    assert (response.status_code, response.json()["error"]["code"]) == (status, code)
+    assert TransferTicket.objects.count() == tickets_before
+
+
+@pytest.mark.django_db
+def test_an_upload_ticket_carries_the_roles_limit(claimed):
+    _, claim = claimed
+    upload = {"role": "echo", "media_type": "application/octet-stream", "filename": "e", "size": 3, "sha256": "a" * 64}
+
+    response = post(worker_client(), f"claims/{claim['claim_id']}/uploads", upload)
+
+    assert response.status_code == 201
+    assert response.json()["max_bytes"] == 64 * 1024 * 1024
