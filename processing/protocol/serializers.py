@@ -54,7 +54,7 @@ class AcquireSerializer(serializers.Serializer):
     wait_seconds = serializers.FloatField(min_value=0, max_value=20, default=20)
     max_claims = serializers.IntegerField(
         min_value=1,
-        max_value=64,
+        max_value=256,
         default=1,
         help_text="Take up to this many claims at once (never more than the permits offered).",
     )
