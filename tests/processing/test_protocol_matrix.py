@@ -370,3 +370,16 @@ def test_an_upload_ticket_carries_the_roles_limit(claimed):
 
     assert response.status_code == 201
     assert response.json()["max_bytes"] == 64 * 1024 * 1024
+
+
+@pytest.mark.django_db
+def test_an_acquire_may_ask_for_as_many_claims_as_a_session_may_have_slots(owner):
+    project = ProjectFactory(owner=owner, starter=True)
+    job_submit(actor_id=owner.pk, operation_name=ECHO, idempotency_key="k", project_id=project.pk)
+    session_id = register()
+
+    response = post(worker_client(), f"sessions/{session_id}/acquire",
+                    {"offers": [{"operation": ECHO, "permits": 2}], "wait_seconds": 0, "max_claims": 256})  # fmt: skip
+
+    assert response.status_code == 200, response.content
+    assert len(response.json()["claims"]) == 1
