@@ -60,3 +60,84 @@ def test_the_chain_crosses_into_a_thread_once_instead_of_per_middleware(monkeypa
     # Ours: the request_started signal, the whole chain, the response's close, the 4xx log line.
     assert ours <= 4
     assert stock >= ours + 10  # two crossings for each MiddlewareMixin middleware
+
+
+def _request_threads(handler, requests: int, *, together: bool, on_start=None) -> list:
+    """Run ``requests`` anonymous GETs (one after the other, or all at once) and return the thread each
+    request's synchronous part ran on, as seen by a ``request_started`` receiver."""
+    import threading
+
+    from django.core.signals import request_started
+
+    threads = []
+
+    def record(**kwargs):
+        threads.append(threading.current_thread())  # the object: an ident may be reused by a later thread
+        if on_start:
+            on_start()
+
+    async def one():
+        requested = []
+
+        async def receive():
+            if not requested:
+                requested.append(True)
+                return {"type": "http.request", "body": b"", "more_body": False}
+            await asyncio.sleep(3600)
+
+        async def send(message):
+            pass
+
+        await handler(SCOPE, receive, send)
+
+    async def run():
+        if together:
+            await asyncio.gather(*(one() for _ in range(requests)))
+        else:
+            for _ in range(requests):
+                await one()
+
+    request_started.connect(record, weak=False)
+    try:
+        asyncio.run(run())
+    finally:
+        request_started.disconnect(record)
+    return threads
+
+
+def test_requests_one_after_another_reuse_one_thread(db):
+    handler = SyncChainASGIHandler()
+
+    threads = _request_threads(handler, 3, together=False)
+
+    assert len(threads) == 3 and len(set(threads)) == 1
+    assert handler.executors.idle == 1
+
+
+def test_requests_at_the_same_time_each_get_a_thread_of_their_own(db):
+    import threading
+
+    handler = SyncChainASGIHandler()
+    # Each request waits here for the other: on one shared thread they would never meet.
+    both_started = threading.Barrier(2, timeout=10)
+
+    threads = _request_threads(handler, 2, together=True, on_start=both_started.wait)
+
+    assert len(set(threads)) == 2
+    assert handler.executors.idle == 2
+
+
+def test_the_shelf_keeps_only_so_many_idle_executors():
+    import pytest
+
+    from config.http.asgi_handler import ExecutorShelf
+
+    shelf = ExecutorShelf(keep=1)
+    first, second = shelf.take(), shelf.take()
+    shelf.give_back(first)
+    shelf.give_back(second)
+
+    assert shelf.idle == 1
+    assert shelf.take() is first
+    with pytest.raises(RuntimeError):
+        second.submit(print)  # shut down
