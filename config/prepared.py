@@ -7,7 +7,8 @@ check) planning cost about as much as executing: measured at service level, prep
 them cut the database's share of a job by about a third.
 
 ``prepared_cursor`` gives a server-binding psycopg cursor on Django's own connection
-(same transaction, same adapters) whose statements are prepared on first use, and
+(same transaction, same adapters) whose statements are prepared on first use (psycopg
+honours that only when the connection has a ``prepare_threshold``: see settings), and
 turns driver errors into Django's as a Django cursor does. Placeholders are psycopg's
 (``%s`` or ``%(name)s``); a parameter's type must be clear from where it is used.
 """
