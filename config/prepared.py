@@ -34,10 +34,6 @@ class PreparedCursor:
     def fetchall(self) -> list:
         return self._cursor.fetchall()
 
-    @property
-    def description(self):
-        return self._cursor.description
-
 
 @contextmanager
 def prepared_cursor() -> Iterator[PreparedCursor]:

@@ -16,6 +16,10 @@ from processing.configuration import limits
 from processing.exceptions import ClaimLost
 from processing.models import AttemptState, JobState, Phase, ProcessingAttempt, ProcessingJob
 
+# attempt_current's rule for hand-written statements that join the claim's attempt AS attempt and its job
+# AS job, judged by database time in the statement itself.
+CLAIM_CURRENT_SQL = "attempt.state = 'running' AND job.state = 'running' AND attempt.lease_expires_at > now()"
+
 
 @dataclass(frozen=True)
 class LeaseStatus:

@@ -2,13 +2,15 @@
 
 import contextlib
 import hashlib
+import json
 import uuid
 from typing import NoReturn
 
 from config.prepared import prepared_cursor
 from processing.configuration import limits
-from processing.exceptions import ClaimLost, OutputRejected
-from processing.models import ProcessingAttempt, StagedOutput
+from processing.exceptions import OutputRejected
+from processing.leases import CLAIM_CURRENT_SQL, attempt_current
+from processing.models import StagedOutput
 from processing.operations import REGISTRY, operation_get
 
 
@@ -37,16 +39,19 @@ def role_limits_accepting(*, role: str, media_type: str, size: int) -> dict[str,
     return accepting
 
 
-# Stage under the claim only while it is current (database time) and only for an operation that accepts
-# these bytes in this role, in one statement: the blob is stored (or touched) only when the staged row
-# is written too, so a refused upload leaves nothing behind. The same role uploaded again replaces the
-# earlier bytes.
-_STAGE_SQL = """
+# The claim's attempt, only while the claim is current and only if its operation is one of %(accepting)s
+# (operation → byte limit, from role_limits_accepting): what staging and upload tickets are fenced by.
+CURRENT_ACCEPTING_ATTEMPT_SQL = f"""
+    FROM processing_processingattempt AS attempt
+    JOIN processing_processingjob AS job ON job.id = attempt.job_id
+    WHERE attempt.claim_id = %(claim)s AND {CLAIM_CURRENT_SQL} AND %(accepting)s::jsonb ? attempt.operation
+"""
+
+# Stage in one statement: the blob is stored (or touched) only when the staged row is written too, so a
+# refused upload leaves nothing behind. The same role uploaded again replaces the earlier bytes.
+_STAGE_SQL = f"""
     WITH attempt AS (
-        SELECT attempt.id FROM processing_processingattempt AS attempt
-        JOIN processing_processingjob AS job ON job.id = attempt.job_id
-        WHERE attempt.claim_id = %(claim)s AND attempt.state = 'running' AND attempt.lease_expires_at > now()
-          AND job.state = 'running' AND attempt.operation = ANY(%(operations)s)
+        SELECT attempt.id {CURRENT_ACCEPTING_ATTEMPT_SQL}
     ), blob AS (
         INSERT INTO processing_processingblob (sha256, size_bytes, data, created_at, touched_at)
         SELECT %(sha256)s, %(size)s, %(data)s, now(), now() WHERE EXISTS (SELECT 1 FROM attempt)
@@ -60,7 +65,7 @@ _STAGE_SQL = """
     ON CONFLICT (attempt_id, role) DO UPDATE SET media_type = EXCLUDED.media_type, filename = EXCLUDED.filename,
         size_bytes = EXCLUDED.size_bytes, sha256 = EXCLUDED.sha256, blob_id = EXCLUDED.blob_id
     RETURNING id, attempt_id, blob_id, created_at
-"""
+"""  # noqa: S608  the fragment is a constant; every value is a parameter
 
 
 def output_stage(
@@ -75,19 +80,20 @@ def output_stage(
         raise OutputRejected("The bytes do not match the declared sha256.", details={"role": role})
     fields = {"role": role, "media_type": media_type, "filename": filename[:255], "size_bytes": len(data),
               "sha256": digest}  # fmt: skip
-    operations = list(role_limits_accepting(role=role, media_type=media_type, size=len(data)))
+    accepting = role_limits_accepting(role=role, media_type=media_type, size=len(data))
     with prepared_cursor() as cursor:
         cursor.execute(_STAGE_SQL, {**fields, "size": len(data), "data": data, "claim": claim_id,
-                                    "operations": operations})  # fmt: skip
+                                    "accepting": json.dumps(accepting)})  # fmt: skip
         row = cursor.fetchone()
     if row is None:
-        _refusal_explain(claim_id=claim_id, role=role, media_type=media_type, size=len(data))
+        refusal_explain(claim_id=claim_id, role=role, media_type=media_type, size=len(data))
     staged_id, attempt_id, blob_id, created_at = row
     return StagedOutput(id=staged_id, attempt_id=attempt_id, blob_id=blob_id, created_at=created_at, **fields)
 
 
-def _refusal_explain(*, claim_id: uuid.UUID, role: str, media_type: str, size: int) -> NoReturn:
-    operation = ProcessingAttempt.objects.filter(claim_id=claim_id).values_list("operation", flat=True).first()
-    if operation is not None and size > role_limit(operation=operation, role=role, media_type=media_type):
-        raise OutputRejected("The output is larger than its role allows.", details={"role": role})
-    raise ClaimLost()
+def refusal_explain(*, claim_id: uuid.UUID, role: str, media_type: str, size: int) -> NoReturn:
+    """Why a statement fenced by CURRENT_ACCEPTING_ATTEMPT_SQL wrote nothing: ClaimLost unless the claim is
+    current; otherwise the role's rule (undeclared role, media type, size)."""
+    attempt, _ = attempt_current(claim_id)
+    limit = role_limit(operation=attempt.operation, role=role, media_type=media_type)
+    raise OutputRejected("The output is larger than its role allows.", details={"role": role, "limit_bytes": limit})

@@ -9,28 +9,29 @@ import hmac
 import json
 import uuid
 from dataclasses import dataclass
-from typing import NoReturn
 
 from config.prepared import prepared_cursor
 from processing.configuration import limits
 from processing.exceptions import ClaimLost, OutputRejected, TicketInvalid
-from processing.leases import attempt_current
-from processing.staging import output_stage, role_limit, role_limits_accepting
+from processing.leases import CLAIM_CURRENT_SQL
+from processing.staging import (
+    CURRENT_ACCEPTING_ATTEMPT_SQL,
+    output_stage,
+    refusal_explain,
+    role_limits_accepting,
+)
 from processing.transfers import IssuedTicket, ticket_secret_new
 
-# Issued under the claim only while it is current (database time, as attempt_current judges) and only
-# for an operation whose role takes this media type and size, in one statement.
-_UPLOAD_ISSUE_SQL = """
+# Issued in one statement, fenced as staging is (the claim current, its operation's role taking the media
+# type and size); the ticket's limit is that role's.
+_UPLOAD_ISSUE_SQL = f"""
     INSERT INTO processing_transferticket
         (id, secret_sha256, kind, attempt_id, role, media_type, filename, max_bytes, expected_sha256,
          expected_size, blob_id, created_at, expires_at)
     SELECT %(ticket)s, %(secret_sha256)s, 'upload_output', attempt.id, %(role)s, %(media_type)s, %(filename)s,
-           (%(limits)s::jsonb ->> attempt.operation)::bigint, %(sha256)s, %(size)s, NULL, now(),
+           (%(accepting)s::jsonb ->> attempt.operation)::bigint, %(sha256)s, %(size)s, NULL, now(),
            now() + make_interval(secs => %(seconds)s)
-    FROM processing_processingattempt AS attempt
-    JOIN processing_processingjob AS job ON job.id = attempt.job_id
-    WHERE attempt.claim_id = %(claim)s AND attempt.state = 'running' AND attempt.lease_expires_at > now()
-      AND job.state = 'running' AND %(limits)s::jsonb ? attempt.operation
+    {CURRENT_ACCEPTING_ATTEMPT_SQL}
     RETURNING expires_at, max_bytes
 """
 
@@ -44,19 +45,13 @@ def upload_ticket_issue(
     with prepared_cursor() as cursor:
         row = cursor.execute(_UPLOAD_ISSUE_SQL, {
             "ticket": ticket_id, "secret_sha256": secret_sha256, "role": role, "media_type": media_type,
-            "filename": filename[:255], "limits": json.dumps(accepting), "sha256": sha256.lower(), "size": size,
+            "filename": filename[:255], "accepting": json.dumps(accepting), "sha256": sha256.lower(), "size": size,
             "seconds": limits().transfer_ticket_seconds, "claim": claim_id,
         }).fetchone()  # fmt: skip
     if row is None:
-        _upload_refusal_explain(claim_id=claim_id, role=role, media_type=media_type, size=size)
+        refusal_explain(claim_id=claim_id, role=role, media_type=media_type, size=size)
     expires_at, max_bytes = row
     return IssuedTicket(ticket_id, secret, expires_at, max_bytes)
-
-
-def _upload_refusal_explain(*, claim_id: uuid.UUID, role: str, media_type: str, size: int) -> NoReturn:
-    attempt, _ = attempt_current(claim_id)  # ClaimLost first, as before the ticket is looked at
-    max_bytes = role_limit(operation=attempt.operation, role=role, media_type=media_type)
-    raise OutputRejected("The declared size exceeds the role's limit.", details={"limit_bytes": max_bytes})
 
 
 @dataclass(frozen=True)
@@ -78,39 +73,36 @@ _UPLOAD_TICKET_SQL = """
     JOIN processing_processingattempt AS attempt ON attempt.id = ticket.attempt_id
     WHERE ticket.id = %s AND ticket.kind = 'upload_output' AND ticket.expires_at > now()
 """
-# The input's bytes come along only for the right secret and a current claim (judged as attempt_current does).
-_DOWNLOAD_SQL = """
-    SELECT ticket.secret_sha256, ticket.expected_sha256, claim_current,
-           CASE WHEN claim_current AND ticket.secret_sha256 = %(digest)s THEN blob.data END
+# The input's bytes come along only for the right secret.
+_DOWNLOAD_SQL = f"""
+    SELECT ticket.secret_sha256, ticket.expected_sha256, {CLAIM_CURRENT_SQL},
+           CASE WHEN ticket.secret_sha256 = %(digest)s THEN blob.data END
     FROM processing_transferticket AS ticket
     JOIN processing_processingattempt AS attempt ON attempt.id = ticket.attempt_id
     JOIN processing_processingjob AS job ON job.id = attempt.job_id
     JOIN processing_processingblob AS blob ON blob.id = ticket.blob_id
-    CROSS JOIN LATERAL (SELECT attempt.state = 'running' AND job.state = 'running'
-                               AND attempt.lease_expires_at > now() AS claim_current) AS judged
     WHERE ticket.id = %(ticket)s AND ticket.kind = 'download_input' AND ticket.expires_at > now()
-"""
+"""  # noqa: S608  the fragment is a constant; every value is a parameter
 
 
-def _secret_matches(stored_sha256: str | None, secret: str) -> bool:
-    digest = hashlib.sha256((secret or "").encode()).hexdigest()
-    return stored_sha256 is not None and hmac.compare_digest(stored_sha256, digest)
+def _secret_sha256(secret: str) -> str:
+    return hashlib.sha256((secret or "").encode()).hexdigest()
 
 
 def _upload_redeemable(ticket_id: uuid.UUID, secret: str) -> _Redeemable:
     with prepared_cursor() as cursor:
         row = cursor.execute(_UPLOAD_TICKET_SQL, [ticket_id]).fetchone()
-    if row is None or not _secret_matches(row[0], secret):
+    if row is None or not hmac.compare_digest(row[0], _secret_sha256(secret)):
         raise TicketInvalid()
     return _Redeemable(*row[1:])
 
 
 def download_redeem(*, ticket_id: uuid.UUID, secret: str) -> tuple[bytes, str]:
     """The input bytes and their digest, while the ticket's claim is still current."""
-    digest = hashlib.sha256((secret or "").encode()).hexdigest()
+    digest = _secret_sha256(secret)
     with prepared_cursor() as cursor:
         row = cursor.execute(_DOWNLOAD_SQL, {"ticket": ticket_id, "digest": digest}).fetchone()
-    if row is None or not _secret_matches(row[0], secret):
+    if row is None or not hmac.compare_digest(row[0], digest):
         raise TicketInvalid()
     _, expected_sha256, claim_current, data = row
     if not claim_current:

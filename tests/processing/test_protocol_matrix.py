@@ -383,3 +383,22 @@ def test_an_acquire_may_ask_for_as_many_claims_as_a_session_may_have_slots(owner
 
     assert response.status_code == 200, response.content
     assert len(response.json()["claims"]) == 1
+
+
+@pytest.mark.django_db
+def test_an_input_download_under_a_lost_claim_gives_no_bytes(claimed):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    _, claim = claimed
+    download = claim["input"]["download"]
+    ProcessingAttempt.objects.filter(claim_id=claim["claim_id"]).update(
+        lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
+
+    right = worker_client().get(download["url"], HTTP_X_QUIRE_TRANSFER_SECRET=download["secret"])
+    wrong = worker_client().get(download["url"], HTTP_X_QUIRE_TRANSFER_SECRET="guess")
+
+    assert (right.status_code, right.json()["error"]["code"]) == (409, "claim_lost")
+    assert (wrong.status_code, wrong.json()["error"]["code"]) == (403, "ticket_invalid")
