@@ -2,6 +2,7 @@
 
 Uses the test-only ``test.echo/v1`` operation. Figures:
   drain_jobs_per_s_http_1_agent / _2_agents   full protocol, agents of 4 slots (BENCH_N jobs, default 1000)
+  drain_cpu_ms_per_job_http_1_agent / _2_agents   the whole machine's CPU time per job in that drain
   drain_jobs_per_s_service_1_process / _2_processes   claim (4 per acquire) → stage → deliver → finalize, no HTTP
   pickup_ms_p50 / p95 / p99                   queued commit → claim received by an idle agent over HTTP
   claim_ms_p50_depth_<d>                      service-level claim with d queued rows; plus the 1M/1k ratio
@@ -86,6 +87,13 @@ def _wait_for_succeeded(target: int, timeout: float = 900) -> None:
         time.sleep(0.05)
 
 
+def machine_cpu_seconds() -> float:
+    """CPU time the whole machine has been busy (every core, user and system), from /proc/stat."""
+    first_line = Path("/proc/stat").read_text().split("\n", 1)[0]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in first_line.split()[1:9])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 def drain_http(directory: Path, source, n: int) -> None:
     from scripts.bench.processes import agents, web_server
 
@@ -93,18 +101,21 @@ def drain_http(directory: Path, source, n: int) -> None:
            "DATABASE_POOL": "true", "QUIRE_LOG_LEVEL": "WARNING"}  # fmt: skip
     with web_server(env, workers=2, log=directory / "web.log") as url:
         for count in (1, 2):
-            rates = []
+            rates, cpu = [], []
             for _ in range(BENCH_REPS):
                 with agents(url, directory, count=count, slots=4):
                     time.sleep(1.5)  # let the agents register and start long-polling
                     before = _succeeded()
-                    started = time.perf_counter()
+                    started, busy = time.perf_counter(), machine_cpu_seconds()
                     queued_insert(n, source)
                     _wait_for_succeeded(before + n)
                     rates.append(n / (time.perf_counter() - started))
+                    cpu.append((machine_cpu_seconds() - busy) / n * 1000)
             label = "1_agent" if count == 1 else f"{count}_agents"
-            report(f"drain_jobs_per_s_http_{label}", rates, unit="jobs/s", n=n,
-                   config=f"{count} agent(s) x 4 slots, gunicorn 2 workers, echo")  # fmt: skip
+            config = f"{count} agent(s) x 4 slots, gunicorn 2 workers, echo"
+            report(f"drain_jobs_per_s_http_{label}", rates, unit="jobs/s", n=n, config=config)
+            # Where the drain's ceiling comes from: every process's CPU (server, agents, PostgreSQL, kernel).
+            report(f"drain_cpu_ms_per_job_http_{label}", cpu, unit="ms", n=n, config=f"{config}, whole machine")
 
 
 def _service_worker(database_url: str, deployment: str, barrier, done) -> None:
