@@ -2,30 +2,29 @@
 
 A session-level advisory lock on (identity, request_id) is held while the
 request runs, so a duplicate arriving meanwhile gets ``409 request_in_progress``
-without waiting. The response is stored after the handler's own transaction
-commits; if the process dies in between, the retry runs the handler again, and
-every handler is written to give the same answer for an effect already made.
-Responses of 5xx are not stored: the retry should try again.
+without waiting. One round trip takes the lock and looks up a stored response,
+another stores the response and releases the lock (migration 0008's functions).
+The response is stored after the handler's own transaction commits; if the
+process dies in between, the retry runs the handler again, and every handler is
+written to give the same answer for an effect already made. Responses of 5xx are
+not stored: the retry should try again.
 """
 
 import hashlib
 import json
 import re
 from collections.abc import Callable
-from datetime import timedelta
 
 from django.http import HttpResponse
-from django.utils import timezone
 
 from config.errors import QuireError
 from config.http.errors import error_body
 from config.prepared import prepared_cursor
 from processing.admission import advisory_key
 from processing.exceptions import ProtocolInvalid, RequestIdReused, RequestInProgress
-from processing.models import WorkerRequest
 
 REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{8,64}$")
-KEEP_RESPONSES = timedelta(hours=6)
+KEEP_SECONDS = 6 * 3600
 
 
 def _json_response(status: int, body: bytes) -> HttpResponse:
@@ -52,13 +51,14 @@ def replay_run(
     digest = hashlib.sha256(route.encode() + b"\0" + raw_payload).hexdigest()
     lock = advisory_key("worker-request", f"{identity}:{request_id}")
     with prepared_cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s)", [lock])
-        if not cursor.fetchone()[0]:
-            raise RequestInProgress()
+        locked, stored_digest, stored_status, stored_body = cursor.execute(
+            "SELECT * FROM processing_replay_begin(%s, %s, %s)", [lock, identity, request_id]
+        ).fetchone()
+    if not locked:
+        raise RequestInProgress()
+    to_store = None
     try:
-        stored = _stored(identity, request_id)
-        if stored is not None:
-            stored_digest, stored_status, stored_body = stored
+        if stored_digest is not None:
             if stored_digest != digest:
                 raise RequestIdReused()
             return _json_response(stored_status, bytes(stored_body))
@@ -68,33 +68,23 @@ def replay_run(
         except QuireError as exc:
             status, encoded = exc.status_code, _encode(error_body(exc.code, exc.message, exc.details))
         if status < 500:
-            _store(identity, request_id, route, digest, status, encoded)
+            to_store = (route, digest, status, encoded)
         return _json_response(status, encoded)
     finally:
+        _end(lock, identity, request_id, to_store)
+
+
+def _end(lock: int, identity: str, request_id: str, to_store: tuple[str, str, int, bytes] | None) -> None:
+    """Store the response (if any) and release the lock in one round trip; never leave the lock held."""
+    route, digest, status, body = to_store or ("", "", 0, b"")
+    try:
+        with prepared_cursor() as cursor:
+            cursor.execute(
+                "SELECT processing_replay_end(%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                [lock, to_store is not None, identity, request_id, route, digest, status, body, KEEP_SECONDS],
+            )
+    except Exception:
+        # The store failed before the function released the lock; a pooled connection must not keep it.
         with prepared_cursor() as cursor:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [lock])
-
-
-# Every mutating worker request (a pickup included) looks up and stores its response here: plain
-# statements spare the ORM its query building on that path.
-_TABLE = WorkerRequest._meta.db_table
-
-
-def _stored(identity: str, request_id: str) -> tuple[str, int, bytes] | None:
-    with prepared_cursor() as cursor:
-        cursor.execute(
-            f"SELECT payload_sha256, response_status, response_body FROM {_TABLE}"  # noqa: S608  the model's table
-            " WHERE identity = %s AND request_id = %s",
-            [identity, request_id],
-        )
-        return cursor.fetchone()
-
-
-def _store(identity: str, request_id: str, route: str, digest: str, status: int, body: bytes) -> None:
-    now = timezone.now()
-    with prepared_cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {_TABLE} (identity, request_id, route, payload_sha256, response_status, response_body,"  # noqa: S608
-            " created_at, expires_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-            [identity, request_id, route, digest, status, body, now, now + KEEP_RESPONSES],
-        )
+        raise
