@@ -15,12 +15,26 @@ time during a worker-protocol drain. Here each request's context runs on a
 one-thread executor taken from a shelf and put back afterwards (asgiref lets the
 caller own a context's executor), so threads are started only when more requests
 run at once than ever before.
+
+Django's handler also crosses into that thread to send ``request_started``, and
+again after the response is sent to close it (``request_finished``, which hands
+the database connection back). Here one crossing does all three for a response
+whose body is already in memory: its close cannot affect the bytes sent, so it
+runs before they are sent. A streamed response is still closed after sending.
 """
 
+import asyncio
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
-from django.core.handlers.asgi import ASGIHandler
+from django.conf import settings
+from django.core import signals
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix
+from django.http import FileResponse
+from django.urls import set_script_prefix, set_urlconf
+from django.utils.log import log_response
 
 # Idle executors kept beyond this many are shut down: a burst of long-polls leaves no thread army behind.
 KEEP_IDLE_EXECUTORS = 64
@@ -54,7 +68,55 @@ class SyncChainASGIHandler(ASGIHandler):
 
     def load_middleware(self, is_async: bool = False) -> None:
         super().load_middleware(is_async=False)
-        self._middleware_chain = sync_to_async(self._middleware_chain, thread_sensitive=True)
+        self._serve_in_thread = sync_to_async(self._serve, thread_sensitive=True)
+
+    def _serve(self, scope, body_file):
+        """Everything a request does on its thread: started signal, request, chain, and (unless streamed) close."""
+        signals.request_started.send(sender=self.__class__, scope=scope)
+        request, response = self.create_request(scope, body_file)
+        if request is not None:
+            set_urlconf(settings.ROOT_URLCONF)
+            response = self._middleware_chain(request)
+            response._resource_closers.append(request.close)
+            response._handler_class = self.__class__
+            if response.status_code >= 400:
+                log_response("%s: %s", response.reason_phrase, request.path, response=response, request=request)
+            if isinstance(response, FileResponse):
+                response.block_size = self.chunk_size  # the ASGI server does its own chunking
+        if not response.streaming:
+            response.close()
+        return response
+
+    async def handle(self, scope, receive, send):
+        """Django's ``ASGIHandler.handle`` with the request's synchronous work in one crossing (``_serve``)."""
+        try:
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
+
+        class RequestProcessed(Exception):
+            pass
+
+        with closing(body_file):
+            set_script_prefix(get_script_prefix(scope))
+            response = None
+            try:
+                try:
+                    async with asyncio.TaskGroup() as tasks:
+                        tasks.create_task(self.listen_for_disconnect(receive))
+                        response = await self._serve_in_thread(scope, body_file)
+                        await self.send_response(response, send)
+                        raise RequestProcessed
+                except* (RequestProcessed, RequestAborted):
+                    pass
+            except BaseExceptionGroup as group:
+                if len(group.exceptions) == 1:
+                    raise group.exceptions[0]  # noqa: B904  as Django's handler does
+                raise
+            if response is None:  # the client left before the answer; as Django does, the request is finished
+                await signals.request_finished.asend(sender=self.__class__)
+            elif response.streaming:
+                await sync_to_async(response.close)()
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
