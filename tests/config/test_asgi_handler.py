@@ -14,6 +14,19 @@ SCOPE = {
 }  # fmt: skip
 
 
+def _receive_an_empty_body():
+    """An ASGI ``receive`` for a request without a body whose client then stays connected."""
+    requested = []
+
+    async def receive():
+        if not requested:
+            requested.append(True)
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await asyncio.sleep(3600)
+
+    return receive
+
+
 def _get(handler, monkeypatch) -> tuple[list[dict], int]:
     """The messages sent for one anonymous GET, and how many times the request crossed into a thread."""
     sent: list[dict] = []
@@ -25,13 +38,7 @@ def _get(handler, monkeypatch) -> tuple[list[dict], int]:
         return await original(self, *args, **kwargs)
 
     monkeypatch.setattr(SyncToAsync, "__call__", counted)
-    requested = []
-
-    async def receive():
-        if not requested:
-            requested.append(True)
-            return {"type": "http.request", "body": b"", "more_body": False}
-        await asyncio.sleep(3600)  # the client stays connected
+    receive = _receive_an_empty_body()
 
     async def send(message):
         sent.append(message)
@@ -77,13 +84,7 @@ def _request_threads(handler, requests: int, *, together: bool, on_start=None) -
             on_start()
 
     async def one():
-        requested = []
-
-        async def receive():
-            if not requested:
-                requested.append(True)
-                return {"type": "http.request", "body": b"", "more_body": False}
-            await asyncio.sleep(3600)
+        receive = _receive_an_empty_body()
 
         async def send(message):
             pass
@@ -157,13 +158,7 @@ def _finish_order(handler) -> list:
     def finished(**kwargs):
         events.append(("finished", threading.current_thread()))
 
-    requested = []
-
-    async def receive():
-        if not requested:
-            requested.append(True)
-            return {"type": "http.request", "body": b"", "more_body": False}
-        await asyncio.sleep(3600)
+    receive = _receive_an_empty_body()
 
     async def send(message):
         events.append((message["type"], message.get("body")))
