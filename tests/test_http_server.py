@@ -42,9 +42,17 @@ def test_huge_header_block_is_refused_by_the_server(live_quire):
     try:
         status, _, _ = _raw_request(live_quire, _get("/v1/projects", [("X-Padding", "a" * 200_000)]))
     except (ConnectionResetError, BrokenPipeError):
-        status = 400  # h11 answered 400 and closed while the headers were still arriving
+        status = 400  # the server answered 400 and closed while the headers were still arriving
     assert 400 <= status < 500
     assert _raw_request(live_quire, _get("/v1/schema", []))[0] == 200
+
+
+def test_a_header_block_that_never_ends_is_cut_off_not_buffered(live_quire):
+    # No blank line ever ends these headers: a server buffering without limit would wait for more.
+    unterminated = b"GET /v1/projects HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: " + b"a" * 300_000
+    status, _, body = _raw_request(live_quire, unterminated)
+    assert status == 400
+    assert b"too large" in body
 
 
 def test_duplicate_authorization_headers_are_401_not_a_guess(live_quire):
