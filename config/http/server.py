@@ -24,15 +24,15 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._header_bytes = 0
 
     def data_received(self, data: bytes) -> None:
-        # Counted per chunk read before the headers are complete: a chunk that ends one request's body and
-        # starts the next one's headers goes uncounted, so a block is cut off within a chunk past the limit.
+        # Bytes read while a header block is incomplete; checked after parsing, so that a chunk which completes
+        # the headers (and carries body bytes after them) is never refused. httptools holds at most the limit
+        # plus one read's worth of an unfinished block.
         if self._awaiting_headers:
             self._header_bytes += len(data)
-            if self._header_bytes > HEADER_BLOCK_BYTES:
-                self.logger.warning("Request header block larger than %d bytes.", HEADER_BLOCK_BYTES)
-                self.send_400_response("Request header block too large.")
-                return
         super().data_received(data)
+        if self._awaiting_headers and self._header_bytes > HEADER_BLOCK_BYTES and not self.transport.is_closing():
+            self.logger.warning("Request header block larger than %d bytes.", HEADER_BLOCK_BYTES)
+            self.send_400_response("Request header block too large.")
 
     def on_headers_complete(self) -> None:
         self._awaiting_headers, self._header_bytes = False, 0

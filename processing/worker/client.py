@@ -78,7 +78,7 @@ class HttpCoreClient:
         try:
             conn.request(method, path, body=body, headers={"Authorization": f"Bearer {self._token}", **headers})
             response = conn.getresponse()
-            return response.status, dict(response.getheaders()), response.read()
+            return response.status, response.headers, response.read()
         except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
             self._reset()
             if not reused:

@@ -46,7 +46,7 @@ class RawHttp:
         try:
             conn.request(method, path, body=body, headers=all_headers)
             response = conn.getresponse()
-            return response.status, dict(response.getheaders()), response.read()
+            return response.status, response.headers, response.read()
         finally:
             conn.close()
 
