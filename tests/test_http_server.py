@@ -62,7 +62,7 @@ def test_a_large_body_sent_with_its_headers_in_one_write_is_not_taken_for_a_head
         f"POST /v1/projects HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAuthorization: Bearer {token}\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
     ).encode()
-    status, headers, reply = _raw_request(live_quire, head + body)
+    status, _, reply = _raw_request(live_quire, head + body)
     # The API's own answer about the name it read, not the parser's refusal of a header block.
     assert status == 400
     assert "name" in json.loads(reply)["error"]["details"]
