@@ -14,6 +14,7 @@ from config.prepared import prepared_cursor
 from processing.configuration import limits
 from processing.exceptions import ClaimLost, OutputRejected, TicketInvalid
 from processing.leases import CLAIM_CURRENT_SQL
+from processing.protocol.sessions import claim_job
 from processing.staging import (
     CURRENT_ACCEPTING_ATTEMPT_SQL,
     output_stage,
@@ -23,7 +24,7 @@ from processing.staging import (
 from processing.transfers import IssuedTicket, ticket_secret_new
 
 # Issued in one statement, fenced as staging is (the claim current, its operation's role taking the media
-# type and size); the ticket's limit is that role's.
+# type and size) and to the identity whose session holds the claim; the ticket's limit is that role's.
 _UPLOAD_ISSUE_SQL = f"""
     INSERT INTO processing_transferticket
         (id, secret_sha256, kind, attempt_id, role, media_type, filename, max_bytes, expected_sha256,
@@ -32,23 +33,28 @@ _UPLOAD_ISSUE_SQL = f"""
            (%(accepting)s::jsonb ->> attempt.operation)::bigint, %(sha256)s, %(size)s, NULL, now(),
            now() + make_interval(secs => %(seconds)s)
     {CURRENT_ACCEPTING_ATTEMPT_SQL}
+      AND EXISTS (SELECT 1 FROM processing_workersession AS session
+                  WHERE session.id = attempt.session_id AND session.identity = %(identity)s)
     RETURNING expires_at, max_bytes
-"""
+"""  # noqa: S608  the fragment is a constant; every value is a parameter
 
 
 def upload_ticket_issue(
-    *, claim_id: uuid.UUID, role: str, media_type: str, filename: str, size: int, sha256: str
+    *, claim_id: uuid.UUID, identity: str, role: str, media_type: str, filename: str, size: int, sha256: str
 ) -> IssuedTicket:
-    """An upload ticket for ``role``; one round trip when the request is good, a second look explains a refusal."""
+    """An upload ticket for ``role`` under ``identity``'s claim; one round trip when the request is good, more
+    looks explain a refusal: another identity's claim (or none) first, as every claim-scoped call does."""
     ticket_id, (secret, secret_sha256) = uuid.uuid4(), ticket_secret_new()
     accepting = role_limits_accepting(role=role, media_type=media_type, size=size)
     with prepared_cursor() as cursor:
         row = cursor.execute(_UPLOAD_ISSUE_SQL, {
             "ticket": ticket_id, "secret_sha256": secret_sha256, "role": role, "media_type": media_type,
             "filename": filename[:255], "accepting": json.dumps(accepting), "sha256": sha256.lower(), "size": size,
-            "seconds": limits().transfer_ticket_seconds, "claim": claim_id,
+            "seconds": limits().transfer_ticket_seconds, "claim": claim_id, "identity": identity,
         }).fetchone()  # fmt: skip
     if row is None:
+        if claim_job(claim_id=claim_id, identity=identity) is None:
+            raise ClaimLost()
         refusal_explain(claim_id=claim_id, role=role, media_type=media_type, size=size)
     expires_at, max_bytes = row
     return IssuedTicket(ticket_id, secret, expires_at, max_bytes)

@@ -200,10 +200,9 @@ class UploadTicketApi(WorkerApi):
     @extend_schema(request=s.UploadTicketRequestSerializer, responses={201: s.TicketSerializer, **PROTOCOL_ERRORS})
     def post(self, request, claim_id: uuid.UUID):
         def handle(data):
-            self.claim_of(request, claim_id)
-            issued = tickets.upload_ticket_issue(
-                claim_id=claim_id, role=data["role"], media_type=data["media_type"], filename=data["filename"],
-                size=data["size"], sha256=data["sha256"],
+            issued = tickets.upload_ticket_issue(  # checks whose claim it is in the same statement
+                claim_id=claim_id, identity=self.identity(request).name, role=data["role"],
+                media_type=data["media_type"], filename=data["filename"], size=data["size"], sha256=data["sha256"],
             )  # fmt: skip
             return 201, _ticket_body(issued)
 

@@ -336,8 +336,17 @@ def test_an_acquire_asking_for_an_impossible_number_of_claims_is_422(owner, max_
         ({"media_type": "text/plain"}, 422, "output_rejected"),
         ({"size": 64 * 1024 * 1024 + 1}, 422, "output_rejected"),
         ({"lease": "expired"}, 409, "claim_lost"),
+        ({"token": OTHER_TOKEN}, 409, "claim_lost"),
+        ({"token": OTHER_TOKEN, "role": "nope"}, 409, "claim_lost"),  # whose claim it is comes first
     ],
-    ids=["undeclared-role", "wrong-media-type", "over-the-role-limit", "lease-expired"],
+    ids=[
+        "undeclared-role",
+        "wrong-media-type",
+        "over-the-role-limit",
+        "lease-expired",
+        "another-identity",
+        "another-identity-undeclared-role",
+    ],
 )
 def test_a_refused_upload_ticket_says_why_and_issues_nothing(claimed, change, status, code):
     from datetime import timedelta
@@ -353,9 +362,10 @@ def test_a_refused_upload_ticket_says_why_and_issues_nothing(claimed, change, st
         )
     upload = {"role": "echo", "media_type": "application/octet-stream", "filename": "e", "size": 1,
               "sha256": "a" * 64, **change}  # fmt: skip
+    token = upload.pop("token", WORKER_TOKEN)
     tickets_before = TransferTicket.objects.count()
 
-    response = post(worker_client(), f"claims/{claim['claim_id']}/uploads", upload)
+    response = post(worker_client(token), f"claims/{claim['claim_id']}/uploads", upload)
 
     assert (response.status_code, response.json()["error"]["code"]) == (status, code)
     assert TransferTicket.objects.count() == tickets_before
