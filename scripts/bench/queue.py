@@ -175,19 +175,31 @@ def drain_service(directory: Path, source, n: int) -> None:
 
 
 def pickup(directory: Path, source, n: int) -> None:
-    from processing.worker.client import HttpCoreClient
+    from processing.worker.client import CoreUnavailable, HttpCoreClient
     from scripts.bench.processes import WORKER_TOKEN, web_server
 
     env = {"QUIRE_DEPLOYMENT_FILE": deployment_use(directory), "QUIRE_TEST_OPERATIONS": "true",
            "DATABASE_POOL": "true", "QUIRE_LOG_LEVEL": "WARNING"}  # fmt: skip
     with web_server(env, workers=2, log=directory / "web-pickup.log") as url:
-        client = HttpCoreClient(url, WORKER_TOKEN)
+        # A short retry deadline: once the server is gone these threads end instead of retrying for minutes.
+        client = HttpCoreClient(url, WORKER_TOKEN, retry_deadline=2.0)
         session = client.register(instance="pickup", processors=[
             {"operation": ECHO, "processor_contract": "quire-echo/1", "slots": 1}])  # fmt: skip
         received: queue.Queue = queue.Queue()
+        finished = threading.Event()
+
+        def until_finished(loop):
+            def run():
+                try:
+                    loop()
+                except CoreUnavailable:
+                    if not finished.is_set():
+                        raise
+
+            return run
 
         def idle_agent():
-            while True:
+            while not finished.is_set():
                 claims = client.acquire(session_id=session["session_id"], offers={ECHO: 1}, wait_seconds=20)
                 if not claims:
                     continue
@@ -197,12 +209,11 @@ def pickup(directory: Path, source, n: int) -> None:
                             message="pickup only", diagnostics={})  # fmt: skip
 
         def heartbeats():  # keep the session alive as a real agent does; a lapsed one is told session_gone
-            while True:
-                time.sleep(5)
+            while not finished.wait(5):
                 client.session_heartbeat(session_id=session["session_id"], health={ECHO: True})
 
-        threading.Thread(target=idle_agent, daemon=True).start()
-        threading.Thread(target=heartbeats, daemon=True).start()
+        threading.Thread(target=until_finished(idle_agent), daemon=True).start()
+        threading.Thread(target=until_finished(heartbeats), daemon=True).start()
         time.sleep(1.0)
         per_rep = {0.5: [], 0.95: [], 0.99: []}
         for _ in range(BENCH_REPS):
@@ -214,6 +225,7 @@ def pickup(directory: Path, source, n: int) -> None:
                 latencies.append((received.get(timeout=30) - committed) * 1000)
             for fraction in per_rep:
                 per_rep[fraction].append(percentile(latencies, fraction))
+        finished.set()
         for fraction, values in per_rep.items():
             report(f"pickup_ms_p{round(fraction * 100)}", values, unit="ms", n=n,
                    config="1 idle agent over HTTP, LISTEN/NOTIFY, 50 ms spacing")  # fmt: skip
