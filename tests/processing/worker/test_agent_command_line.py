@@ -41,7 +41,9 @@ def test_sigusr1_writes_every_threads_stack_to_the_log(tmp_path):
             assert agent.poll() is None and time.monotonic() < deadline, log.read_text()
             time.sleep(0.1)
         agent.send_signal(signal.SIGUSR1)
-        while "Thread 0x" not in log.read_text() and time.monotonic() < deadline:
+        # The dump is written frame by frame: wait for the agent's own frames, not just its first line,
+        # or the kill below may cut it short.
+        while "processing/worker/agent.py" not in log.read_text() and time.monotonic() < deadline:
             time.sleep(0.1)
         assert agent.poll() is None  # the signal dumps stacks; it does not end the agent
     finally:
