@@ -2,7 +2,14 @@
 
 import threading
 
+import psycopg
 from django.db import connection
+
+
+def separate_connection(**kwargs) -> psycopg.Connection:
+    """A psycopg connection of its own to the test database, outside Django's (``with`` closes it)."""
+    params = {k: v for k, v in connection.get_connection_params().items() if k not in ("cursor_factory", "context")}
+    return psycopg.connect(**params, **kwargs)
 
 
 def run_together(*targets) -> list[BaseException]:

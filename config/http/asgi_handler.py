@@ -40,6 +40,10 @@ from django.utils.log import log_response
 KEEP_IDLE_EXECUTORS = 64
 
 
+class _RequestProcessed(Exception):
+    """Ends the request's task group once the response is sent (which stops the disconnect listener)."""
+
+
 class ExecutorShelf:
     """One-thread executors between requests. Used from the event loop's thread only, so a list suffices."""
 
@@ -93,10 +97,6 @@ class SyncChainASGIHandler(ASGIHandler):
             body_file = await self.read_body(receive)
         except RequestAborted:
             return
-
-        class RequestProcessed(Exception):
-            pass
-
         with closing(body_file):
             set_script_prefix(get_script_prefix(scope))
             response = None
@@ -106,8 +106,8 @@ class SyncChainASGIHandler(ASGIHandler):
                         tasks.create_task(self.listen_for_disconnect(receive))
                         response = await self._serve_in_thread(scope, body_file)
                         await self.send_response(response, send)
-                        raise RequestProcessed
-                except* (RequestProcessed, RequestAborted):
+                        raise _RequestProcessed
+                except* (_RequestProcessed, RequestAborted):
                     pass
             except BaseExceptionGroup as group:
                 if len(group.exceptions) == 1:

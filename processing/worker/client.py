@@ -78,7 +78,7 @@ class HttpCoreClient:
         try:
             conn.request(method, path, body=body, headers={"Authorization": f"Bearer {self._token}", **headers})
             response = conn.getresponse()
-            return response.status, response.headers, response.read()
+            return response.status, response.read()
         except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
             self._reset()
             if not reused:
@@ -95,15 +95,13 @@ class HttpCoreClient:
         delay = 0.1
         while True:
             try:
-                status, response_headers, data = self._exchange(
-                    method, path, body, headers or {}, timeout or self._timeout
-                )
+                status, data = self._exchange(method, path, body, headers or {}, timeout or self._timeout)
             except (OSError, http.client.HTTPException) as exc:
-                status, response_headers, data, failure = 0, {}, b"", exc
+                status, data, failure = 0, b"", exc
             else:
                 failure = None
                 if status < 400:
-                    return response_headers, data
+                    return data
                 error = _error_of(status, data)
                 if status < 500 and error.code != "request_in_progress":
                     raise error
@@ -115,7 +113,7 @@ class HttpCoreClient:
 
     def _post(self, path: str, payload: dict, *, timeout: float | None = None) -> dict:
         body = json.dumps({**payload, "request_id": uuid.uuid4().hex}).encode()
-        _, data = self._call(
+        data = self._call(
             "POST",
             f"{self.PREFIX}/{path}",
             body=body,
@@ -147,7 +145,7 @@ class HttpCoreClient:
         return self._post(f"claims/{claim_id}/heartbeat", {"phase": phase})
 
     def download_input(self, *, ticket: dict) -> bytes:
-        _, data = self._call("GET", ticket["url"], headers={"X-Quire-Transfer-Secret": ticket["secret"]})
+        data = self._call("GET", ticket["url"], headers={"X-Quire-Transfer-Secret": ticket["secret"]})
         return data
 
     def upload_output(self, *, claim_id: str, role: str, media_type: str, filename: str, data: bytes) -> dict:
@@ -159,7 +157,7 @@ class HttpCoreClient:
              "sha256": hashlib.sha256(data).hexdigest()},
         )  # fmt: skip
         headers = {"X-Quire-Transfer-Secret": ticket["secret"], "Content-Type": "application/octet-stream"}
-        _, body = self._call("PUT", ticket["url"], body=data, headers=headers)
+        body = self._call("PUT", ticket["url"], body=data, headers=headers)
         return json.loads(body)
 
     def fail(self, *, claim_id: str, failure_class: str, code: str, message: str, diagnostics: dict) -> dict:

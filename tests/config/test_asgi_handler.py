@@ -144,7 +144,7 @@ def test_the_shelf_keeps_only_so_many_idle_executors():
         second.submit(print)  # shut down
 
 
-def _finish_order(handler) -> list:
+def _finish_order(handler, receive=None) -> list:
     """What happened, in order, during one request: signals (with their thread) and the messages sent."""
     import threading
 
@@ -158,7 +158,7 @@ def _finish_order(handler) -> list:
     def finished(**kwargs):
         events.append(("finished", threading.current_thread()))
 
-    receive = _receive_an_empty_body()
+    receive = receive or _receive_an_empty_body()
 
     async def send(message):
         events.append((message["type"], message.get("body")))
@@ -197,3 +197,25 @@ def test_a_streamed_response_is_finished_after_its_last_chunk(db):
     names = [name for name, _ in events]
     assert names[0] == "started" and names[-1] == "finished"
     assert [body for name, body in events if name == "http.response.body" and body] == [b"first", b"last"]
+
+
+def test_a_client_that_leaves_before_the_answer_still_finishes_the_request(db):
+    import time
+
+    from django.http import StreamingHttpResponse
+
+    def slow_streamed_answer(request):
+        time.sleep(0.3)  # the client is gone by now
+        return StreamingHttpResponse(_chunks())  # a streamed response is not closed on the request's thread
+
+    handler = SyncChainASGIHandler()
+    handler._middleware_chain = slow_streamed_answer
+    messages = iter([{"type": "http.request", "body": b"", "more_body": False}, {"type": "http.disconnect"}])
+
+    async def receive():
+        return next(messages)
+
+    events = _finish_order(handler, receive)
+
+    # Nothing was sent to the departed client, and request_finished gave the database connection back.
+    assert [name for name, _ in events] == ["started", "finished"]

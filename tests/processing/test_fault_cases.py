@@ -19,7 +19,7 @@ from processing.finalization import job_finalize
 from processing.maintenance import leases_expire, sweep
 from processing.models import AttemptState, JobState, ProcessingAttempt, ProcessingJob, TerminalCommit
 from processing.submission import job_submit
-from tests.concurrency import backend_waiting_on_lock, run_together
+from tests.concurrency import backend_waiting_on_lock, run_together, separate_connection
 from tests.factories import ProjectFactory
 from tests.processing.factories import WorkerSessionFactory
 from tests.processing.lifecycle import stage
@@ -186,11 +186,8 @@ def test_sessions_idle_in_a_transaction_are_ended_by_the_server(owner):
 
 
 def test_claims_go_on_while_a_long_transaction_holds_the_xmin_horizon(owner):
-    import psycopg
-
-    params = {k: v for k, v in connection.get_connection_params().items() if k not in ("cursor_factory", "context")}
     session = WorkerSessionFactory(processors={ECHO: 100})
-    with psycopg.connect(**params) as holder:
+    with separate_connection() as holder:
         holder.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
         holder.execute("SELECT count(*) FROM processing_processingjob").fetchone()  # the snapshot is now pinned
         jobs = [_job(owner, f"xmin-{index}") for index in range(10)]

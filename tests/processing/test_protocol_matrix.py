@@ -4,14 +4,13 @@ import hashlib
 import json
 import uuid
 
-import psycopg
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
 from processing.admission import advisory_key
 from processing.models import ProcessingAttempt, WorkerRequest, WorkerSession
 from processing.submission import job_submit
+from tests.concurrency import separate_connection
 from tests.factories import ProjectFactory
 from tests.processing.factories import WORKER_TOKEN, WORKER_TOKEN_SHA256
 
@@ -124,8 +123,7 @@ def test_the_same_request_id_with_another_payload_is_409(claimed, route):
 def test_a_request_still_in_flight_is_409_request_in_progress(claimed, route):
     session_id, claim = claimed
     path, payload, _ = routes(session_id, claim["claim_id"])[route]
-    params = {k: v for k, v in connection.get_connection_params().items() if k not in ("cursor_factory", "context")}
-    with psycopg.connect(**params, autocommit=True) as holder:
+    with separate_connection(autocommit=True) as holder:
         holder.execute("SELECT pg_advisory_lock(%s)", [advisory_key("worker-request", "pool:in-flight-id")])
         response = post(worker_client(), path, payload, request_id="in-flight-id")
     assert response.status_code == 409

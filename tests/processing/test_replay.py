@@ -2,14 +2,14 @@
 
 import json
 
-import psycopg
 import pytest
-from django.db import DataError, connection
+from django.db import DataError
 
 from processing.admission import advisory_key
 from processing.exceptions import RequestIdReused
 from processing.models import WorkerRequest
 from processing.protocol.replay import replay_run
+from tests.concurrency import separate_connection
 
 REQUEST_ID = "replay-lock-1"
 PAYLOAD = json.dumps({"request_id": REQUEST_ID}).encode()
@@ -17,9 +17,8 @@ PAYLOAD = json.dumps({"request_id": REQUEST_ID}).encode()
 
 def lock_is_free() -> bool:
     """Whether another connection can take the request's lock right now (and gives it straight back)."""
-    params = {k: v for k, v in connection.get_connection_params().items() if k not in ("cursor_factory", "context")}
     key = advisory_key("worker-request", f"pool:{REQUEST_ID}")
-    with psycopg.connect(**params, autocommit=True) as other:
+    with separate_connection(autocommit=True) as other:
         taken = other.execute("SELECT pg_try_advisory_lock(%s)", [key]).fetchone()[0]
         if taken:
             other.execute("SELECT pg_advisory_unlock(%s)", [key])
