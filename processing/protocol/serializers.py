@@ -134,11 +134,20 @@ class FailureReportSerializer(serializers.Serializer):
 class DeliverySerializer(serializers.Serializer):
     request_id = RequestIdField()
     diagnostics = DiagnosticsSerializer(required=False)
+    offers = OfferSerializer(
+        many=True, required=False,
+        help_text="Permits to fill again at once, as in an acquire (usually the one this delivery frees).",
+    )  # fmt: skip
+    max_claims = serializers.IntegerField(min_value=1, max_value=256, default=1)
 
 
 class JobStateSerializer(serializers.Serializer):
     job_id = serializers.UUIDField()
     job_state = serializers.CharField()
+
+
+class DeliveryResultSerializer(JobStateSerializer):
+    claims = ClaimSerializer(many=True, help_text="Claims made for the delivery's `offers`, never waited for.")
 
 
 class StagedSerializer(serializers.Serializer):

@@ -3,6 +3,7 @@
 import json
 import uuid
 from datetime import timedelta
+from typing import NamedTuple
 
 from django.db import transaction
 
@@ -119,17 +120,27 @@ def session_drain(*, identity: WorkerIdentity, session_id: uuid.UUID) -> WorkerS
 
 
 # Every claim-scoped worker call asks this first: one plain statement on the claim's unique index.
-_CLAIM_JOB_SQL = """
-    SELECT attempt.job_id FROM processing_processingattempt AS attempt
+_CLAIM_HOLDER_SQL = """
+    SELECT attempt.job_id, attempt.session_id FROM processing_processingattempt AS attempt
     JOIN processing_workersession AS session ON session.id = attempt.session_id
     WHERE attempt.claim_id = %s AND session.identity = %s
 """
 
 
-def claim_job(*, claim_id: uuid.UUID, identity: str) -> uuid.UUID | None:
-    """The job of ``claim_id`` if a session of ``identity`` made that claim; None otherwise (unknown, or
-    another identity's: both look alike to the caller)."""
+class ClaimHolder(NamedTuple):
+    job_id: uuid.UUID
+    session_id: uuid.UUID
+
+
+def claim_holder(*, claim_id: uuid.UUID, identity: str) -> ClaimHolder | None:
+    """The job and session of ``claim_id`` if a session of ``identity`` made that claim; None otherwise
+    (unknown, or another identity's: both look alike to the caller)."""
     with prepared_cursor() as cursor:
-        cursor.execute(_CLAIM_JOB_SQL, [claim_id, identity])
+        cursor.execute(_CLAIM_HOLDER_SQL, [claim_id, identity])
         row = cursor.fetchone()
-    return row[0] if row else None
+    return ClaimHolder(*row) if row else None
+
+
+def claim_job(*, claim_id: uuid.UUID, identity: str) -> uuid.UUID | None:
+    holder = claim_holder(claim_id=claim_id, identity=identity)
+    return holder.job_id if holder else None

@@ -15,7 +15,7 @@ from config.http.parsers import RawBodyParser, loads_strict
 from processing.claims import Claim, claims_acquire
 from processing.configuration import limits
 from processing.delivery import Diagnostics, attempt_fail, attempt_release, delivery_accept
-from processing.exceptions import ClaimLost, ProtocolInvalid
+from processing.exceptions import ClaimLost, ProtocolInvalid, SessionGone
 from processing.finalization import job_finalize
 from processing.models import AttemptState, ProcessingAttempt
 from processing.operations import operation_get
@@ -24,6 +24,7 @@ from processing.protocol import tickets
 from processing.protocol.authentication import WorkerTokenAuthentication
 from processing.protocol.replay import replay_run
 from processing.protocol.sessions import (
+    claim_holder,
     claim_job,
     session_drain,
     session_heartbeat,
@@ -155,17 +156,21 @@ class AcquireApi(WorkerApi):
     )
     def post(self, request, session_id: uuid.UUID):
         def handle(data):
-            registered = session_slots(self.identity(request), session_id)
-            offers = {offer["operation"]: offer["permits"] for offer in data["offers"]}
-            invalid = {op: n for op, n in offers.items() if op not in registered or n > registered[op]}
-            if invalid or len(offers) != len(data["offers"]):
-                raise ProtocolInvalid("Offers must name this session's processors, within their slots.",
-                                      details={"invalid": invalid})  # fmt: skip
+            offers = _offers_within(session_slots(self.identity(request), session_id), data["offers"])
             claims = [_claim_body(claim) for claim in
                       _acquire_waiting(session_id, offers, data["wait_seconds"], data["max_claims"])]  # fmt: skip
             return 200, {"claim": claims[0] if claims else None, "claims": claims}
 
         return self.replayed(request, f"sessions/{session_id}/acquire", s.AcquireSerializer, handle)
+
+
+def _offers_within(registered: dict[str, int], offered: list[dict]) -> dict[str, int]:
+    offers = {offer["operation"]: offer["permits"] for offer in offered}
+    invalid = {op: n for op, n in offers.items() if op not in registered or n > registered[op]}
+    if invalid or len(offers) != len(offered):
+        raise ProtocolInvalid("Offers must name this session's processors, within their slots.",
+                              details={"invalid": invalid})  # fmt: skip
+    return offers
 
 
 def _acquire_waiting(session_id: uuid.UUID, offers: dict[str, int], wait_seconds: float, count: int) -> list[Claim]:
@@ -236,22 +241,41 @@ class ClaimReleaseApi(WorkerApi):
 class DeliveryApi(WorkerApi):
     @extend_schema(
         request=s.DeliverySerializer,
-        responses={200: s.JobStateSerializer, **PROTOCOL_ERRORS},
-        description="Hand the staged outputs to Core. Core finalizes before answering when it can.",
+        responses={200: s.DeliveryResultSerializer, **PROTOCOL_ERRORS},
+        description="Hand the staged outputs to Core. Core finalizes before answering when it can. With "
+        "`offers`, the answer also carries claims for them, made after the delivery frees its slot: a busy "
+        "agent refills the slot without an acquire of its own.",
     )
     def post(self, request, claim_id: uuid.UUID):
         def handle(data):
-            self.claim_of(request, claim_id)
+            holder = claim_holder(claim_id=claim_id, identity=self.identity(request).name)
+            if holder is None:
+                raise ClaimLost()
+            offers = self._successor_offers(request, holder.session_id, data.get("offers") or [])
             try:
                 job_id, token = delivery_accept(claim_id=claim_id, diagnostics=_diagnostics(data.get("diagnostics")))
             except ClaimLost:
                 attempt = ProcessingAttempt.objects.select_related("job").get(claim_id=claim_id)
                 if attempt.state != AttemptState.DELIVERED:
                     raise
-                return 200, {"job_id": str(attempt.job_id), "job_state": attempt.job.state}  # a retried delivery
-            return 200, {"job_id": str(job_id), "job_state": job_finalize(job_id=job_id, token=token)}
+                # A retried delivery whose first answer was never stored: its claims, if any, lapse with their lease.
+                return 200, {"job_id": str(attempt.job_id), "job_state": attempt.job.state, "claims": []}
+            state = job_finalize(job_id=job_id, token=token)
+            successors = claims_acquire(session_id=holder.session_id, offers=offers, count=data["max_claims"])
+            return 200, {"job_id": str(job_id), "job_state": state, "claims": [_claim_body(c) for c in successors]}
 
         return self.replayed(request, f"claims/{claim_id}/delivery", s.DeliverySerializer, handle)
+
+    def _successor_offers(self, request, session_id: uuid.UUID, offered: list[dict]) -> dict[str, int]:
+        """The delivery's offers, checked as an acquire's are before anything changes; none once the session
+        has ended, which must not hold up the delivery itself."""
+        if not offered:
+            return {}
+        try:
+            registered = session_slots(self.identity(request), session_id)
+        except SessionGone:
+            return {}
+        return _offers_within(registered, offered)
 
 
 SECRET_PARAMETER = OpenApiParameter(SECRET_HEADER, location=OpenApiParameter.HEADER, required=True)

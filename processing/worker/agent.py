@@ -155,10 +155,13 @@ class WorkerAgent:
                 raise
             self._session_lost(session_id)
             return
-        for claim in claims:
+        # The whole batch starts under the lock, so a run of it delivering meanwhile counts its siblings when
+        # it asks whether the job limit leaves room for a successor.
+        with self.condition:
             # Claim loops acquire side by side, so another may have reached the job limit meanwhile.
-            if self.draining.is_set() or not self._start(claim):
-                self._release(claim["claim_id"])
+            surplus = [claim for claim in claims if self.draining.is_set() or not self._start(claim)]
+        for claim in surplus:
+            self._release(claim["claim_id"])
 
     def _session_lost(self, session_id: str | None) -> None:
         """Forget ``session_id`` unless it was already replaced; the claim loop registers anew."""
@@ -168,19 +171,24 @@ class WorkerAgent:
                 self.session_id = None
                 self.condition.notify_all()
 
-    def _start(self, claim: dict) -> bool:
-        """Run ``claim`` on a thread of its own; False (nothing started) once the job limit is reached."""
+    def _start(self, claim: dict, *, permit_held: bool = False) -> bool:
+        """Run ``claim`` on a thread of its own; False (nothing started) once the job limit is reached.
+
+        ``permit_held``: the claim came with a delivery that offered its own run's permit, which passes on
+        to this claim instead of going back to the pool (where a claim loop could offer it a second time).
+        """
         operation = claim["operation"]
         active = ActiveClaim(claim=claim)
         with self.condition:
             if self._enough_jobs():
                 return False
-            self.free[operation] -= 1
+            if not permit_held:
+                self.free[operation] -= 1
             self.active[active.claim_id] = active
             self.started_jobs += 1
         run = JobRun(
             client=self.client, active=active, processor=self.processors[operation], executor=self.executor,
-            work_root=self.settings.work_root,
+            work_root=self.settings.work_root, successor_wanted=self._successor_wanted,
         )  # fmt: skip
         thread = threading.Thread(target=self._run_and_free, args=(run, active), name=f"job-{active.claim_id[:8]}")
         with self.condition:
@@ -188,17 +196,28 @@ class WorkerAgent:
         thread.start()
         return True
 
+    def _successor_wanted(self) -> bool:
+        with self.condition:
+            return not (self.draining.is_set() or self.stopping.is_set() or self._enough_jobs())
+
     def _run_and_free(self, run: JobRun, active: ActiveClaim) -> None:
         try:
             run.execute()
         finally:
+            successors = run.successors  # at most one: the delivery offered this run's permit only
             with self.condition:
                 self.active.pop(active.claim_id, None)
-                self.free[active.claim["operation"]] += 1
+                if not successors:
+                    self.free[active.claim["operation"]] += 1
                 self.threads.discard(threading.current_thread())
                 self.condition.notify_all()
+            for claim in successors:
+                if self.draining.is_set() or not self._start(claim, permit_held=True):
+                    self._release(claim["claim_id"])
+                    with self.condition:
+                        self.free[claim["operation"]] += 1
+                        self.condition.notify_all()
 
-    # --- heartbeats ------------------------------------------------------------------------------
     def _heartbeat_loop(self) -> None:
         # This thread keeps the session and every claim alive: nothing may end it but the process.
         while True:

@@ -43,7 +43,7 @@ class CoreClient(Protocol):
     def upload_output(self, *, claim_id: str, role: str, media_type: str, filename: str, data: bytes) -> dict: ...
     def fail(self, *, claim_id: str, failure_class: str, code: str, message: str, diagnostics: dict) -> dict: ...
     def release(self, *, claim_id: str) -> dict: ...
-    def deliver(self, *, claim_id: str, diagnostics: dict) -> dict: ...
+    def deliver(self, *, claim_id: str, diagnostics: dict, offers: dict[str, int] | None = None) -> dict: ...
 
 
 class HttpCoreClient:
@@ -172,8 +172,13 @@ class HttpCoreClient:
     def release(self, *, claim_id: str) -> dict:
         return self._post(f"claims/{claim_id}/release", {})
 
-    def deliver(self, *, claim_id: str, diagnostics: dict) -> dict:
-        return self._post(f"claims/{claim_id}/delivery", {"diagnostics": diagnostics})
+    def deliver(self, *, claim_id: str, diagnostics: dict, offers: dict[str, int] | None = None) -> dict:
+        """Deliver; with ``offers``, the answer's ``claims`` refill those permits (Core never waits for work here)."""
+        payload: dict = {"diagnostics": diagnostics}
+        if offers:
+            payload["offers"] = [{"operation": op, "permits": n} for op, n in offers.items()]
+            payload["max_claims"] = sum(offers.values())
+        return self._post(f"claims/{claim_id}/delivery", payload)
 
 
 def _error_of(status: int, data: bytes) -> CoreError:

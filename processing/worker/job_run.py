@@ -4,6 +4,7 @@ import logging
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -59,8 +60,11 @@ def _limits_for(claim: dict) -> Limits:
 
 class JobRun:
     def __init__(self, *, client: CoreClient, active: ActiveClaim, processor: Processor, executor: Executor,
-                 work_root: Path):  # fmt: skip
+                 work_root: Path, successor_wanted: Callable[[], bool] = lambda: False):  # fmt: skip
         self.client, self.active, self.processor, self.executor = client, active, processor, executor
+        # Asked at delivery: may this run's permit go straight to the next claim? Core answers with it.
+        self.successor_wanted = successor_wanted
+        self.successors: list[dict] = []
         self.work = work_root / active.claim_id
         self.log = {"job": active.claim["job_id"], "claim": active.claim_id, "operation": active.claim["operation"],
                     "attempt": active.claim["attempt"], "processor_contract": processor.contract}  # fmt: skip
@@ -99,10 +103,12 @@ class JobRun:
         self.active.phase = "uploading_result"
         with self._timed("upload"):
             self._upload_all(result.outputs)
+        offers = {self.active.claim["operation"]: 1} if self.successor_wanted() else None
         with self._timed("delivery"):
             outcome = self.client.deliver(
-                claim_id=self.active.claim_id, diagnostics=_diagnostics_payload(result.diagnostics)
+                claim_id=self.active.claim_id, diagnostics=_diagnostics_payload(result.diagnostics), offers=offers
             )
+        self.successors = outcome.get("claims") or []
         logger.info("delivered", extra={**self.log, "job_state": outcome.get("job_state"), **self.timings_ms})
 
     def _upload_all(self, outputs) -> None:

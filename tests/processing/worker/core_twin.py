@@ -40,10 +40,13 @@ class InMemoryCore:
         self.reports: list[tuple] = []
         self.uploads: list[dict] = []
         self.acquired_sizes: list[int] = []  # how many claims each acquire handed out
+        self.delivery_handouts: list[int] = []  # how many claims each delivery handed out
+        self.outstanding = self.most_outstanding = 0  # claims handed out and not yet reported on
         self.reported = threading.Condition(self._lock)
         self.claim_queued = threading.Condition(self._lock)
-        # Called as ``acquire`` is about to answer, to make something happen while it waited.
+        # Called as ``acquire`` (``deliver``) is about to answer, to make something happen while it waited.
         self.while_acquiring = lambda: None
+        self.while_delivering = lambda: None
 
     # --- arranging -------------------------------------------------------------------------------
     def queue_claim(self, data: bytes, *, schema: str = "project-bundle/v1", operation: str = ECHO_OPERATION) -> str:
@@ -87,15 +90,21 @@ class InMemoryCore:
         deadline = time.monotonic() + wait_seconds
         with self._lock:
             self._raise_scripted("acquire")
-            while (claim := self._first_offered(offers)) is None and (remaining := deadline - time.monotonic()) > 0:
+            while self._first_offered(offers) is None and (remaining := deadline - time.monotonic()) > 0:
                 self.claim_queued.wait(remaining)
-            taken, left = [], dict(offers)
-            while len(taken) < max_claims and (claim := self._first_offered(left)) is not None:
-                self._claims.remove(claim)
-                left[claim["operation"]] -= 1
-                taken.append(claim)
+            taken = self._take(offers, max_claims)
         self.acquired_sizes.append(len(taken))
         self.while_acquiring()
+        return taken
+
+    def _take(self, offers: dict[str, int], count: int) -> list[dict]:
+        taken, left = [], dict(offers)
+        while len(taken) < count and (claim := self._first_offered(left)) is not None:
+            self._claims.remove(claim)
+            left[claim["operation"]] -= 1
+            taken.append(claim)
+        self.outstanding += len(taken)
+        self.most_outstanding = max(self.most_outstanding, self.outstanding)
         return taken
 
     def _first_offered(self, offers: dict[str, int]) -> dict | None:
@@ -124,12 +133,20 @@ class InMemoryCore:
             self._raise_scripted("release")
         return self._report(("release", claim_id))
 
-    def deliver(self, *, claim_id: str, diagnostics: dict) -> dict:
-        return self._report(("delivery", claim_id))
+    def deliver(self, *, claim_id: str, diagnostics: dict, offers: dict[str, int] | None = None) -> dict:
+        """As Core does: the delivery frees its claim's slot, then claims for ``offers`` come with the answer."""
+        answer = self._report(("delivery", claim_id))
+        with self._lock:
+            successors = self._take(offers or {}, sum((offers or {}).values()))
+        self.delivery_handouts.append(len(successors))
+        self.while_delivering()
+        return {**answer, "claims": successors}
 
     def _report(self, report: tuple) -> dict:
         with self.reported:
             self.reports.append(report)
+            if report[0] in ("failure", "release", "delivery"):
+                self.outstanding -= 1
             self.reported.notify_all()
         return {"job_id": f"job-{report[1]}", "job_state": "queued"}
 

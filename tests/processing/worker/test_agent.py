@@ -114,6 +114,41 @@ def test_one_acquire_fills_every_free_slot(core, agent_for):
     assert core.reports == [("delivery", claim_id) for _, claim_id in core.reports], "every claim ran to delivery"
 
 
+def test_a_delivery_refills_its_own_slot_so_a_busy_agent_does_not_acquire_again(core, agent_for):
+    claim_ids = [core.queue_claim(BUNDLE) for _ in range(4)]
+
+    run_to_completion(agent_for(max_jobs=4, slots=1))
+
+    assert core.reports == [("delivery", claim_id) for claim_id in claim_ids], "one after the other, in order"
+    assert core.acquired_sizes == [1], "only the first claim needed an acquire"
+    assert core.delivery_handouts == [1, 1, 1, 0], "the last delivery asks for nothing: the job limit is reached"
+
+
+def test_a_slot_refilled_by_a_delivery_is_never_offered_twice(core, agent_for):
+    """The permit passes from the delivered run to its successor; were it also handed back to the pool, the
+    claim loop (polling without a wait here) would take a second claim for the one slot."""
+    for _ in range(8):
+        core.queue_claim(BUNDLE)
+    agent = agent_for(max_jobs=8, slots=2)
+
+    run_to_completion(agent)
+
+    assert [kind for kind, *_ in core.reports] == ["delivery"] * 8
+    assert core.most_outstanding <= 2, core.most_outstanding
+    assert agent.free == {EchoProcessor.operation: 2}
+
+
+def test_a_claim_handed_out_with_a_delivery_as_the_agent_drains_is_given_back(core, agent_for):
+    first, second = core.queue_claim(BUNDLE), core.queue_claim(BUNDLE)
+    agent = agent_for(max_jobs=None)
+    core.while_delivering = agent.draining.set
+
+    run_to_completion(agent)
+
+    assert core.reports == [("delivery", first), ("release", second)], "the second claim was not run"
+    assert agent.free == {EchoProcessor.operation: 1}
+
+
 def test_finished_jobs_leave_no_threads_behind(core, agent_for):
     claim_ids = [core.queue_claim(BUNDLE) for _ in range(3)]
     agent = agent_for(max_jobs=3)
