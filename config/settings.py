@@ -56,6 +56,13 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
+# The worker protocol's edge (config/asgi.py): header limits, security headers and host checks only.
+WORKER_EDGE_MIDDLEWARE = [
+    "config.http.middleware.HeaderLimitsMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.middleware.common.CommonMiddleware",
+]
+
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
 ASGI_APPLICATION = "config.asgi.application"

@@ -30,11 +30,13 @@ from contextlib import closing
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.conf import settings
 from django.core import signals
-from django.core.exceptions import RequestAborted
+from django.core.exceptions import ImproperlyConfigured, RequestAborted
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix
+from django.core.handlers.exception import convert_exception_to_response
 from django.http import FileResponse
 from django.urls import set_script_prefix, set_urlconf
 from django.utils.log import log_response
+from django.utils.module_loading import import_string
 
 # Idle executors kept beyond this many are shut down: a burst of long-polls leaves no thread army behind.
 KEEP_IDLE_EXECUTORS = 64
@@ -66,20 +68,44 @@ class ExecutorShelf:
 
 
 class SyncChainASGIHandler(ASGIHandler):
-    def __init__(self):
+    """``middleware`` and ``urlconf`` (both default to the settings') let one handler serve one part of the site
+    with a chain and URL list of its own: see ``by_path_prefix``."""
+
+    def __init__(self, *, middleware: list[str] | None = None, urlconf: str | None = None):
+        self.middleware = middleware
+        self.urlconf = urlconf
         super().__init__()
         self.executors = ExecutorShelf()
 
     def load_middleware(self, is_async: bool = False) -> None:
-        super().load_middleware(is_async=False)
+        if self.middleware is None:
+            super().load_middleware(is_async=False)
+        else:
+            self._middleware_chain_build(self.middleware)
         self._serve_in_thread = sync_to_async(self._serve, thread_sensitive=True)
+
+    def _middleware_chain_build(self, paths: list[str]) -> None:
+        """Django's ``load_middleware`` for a given list of synchronous middlewares without view, exception or
+        template-response hooks (refused here rather than silently skipped)."""
+        self._view_middleware, self._template_response_middleware, self._exception_middleware = [], [], []
+        handler = convert_exception_to_response(self._get_response)
+        for path in reversed(paths):
+            middleware = import_string(path)(handler)
+            hooks = [hook for hook in ("process_view", "process_exception", "process_template_response")
+                     if hasattr(middleware, hook)]  # fmt: skip
+            if hooks:
+                raise ImproperlyConfigured(f"{path} has {hooks}, which this handler's chain does not run.")
+            handler = convert_exception_to_response(middleware)
+        self._middleware_chain = handler
 
     def _serve(self, scope, body_file):
         """Everything a request does on its thread: started signal, request, chain, and (unless streamed) close."""
         signals.request_started.send(sender=self.__class__, scope=scope)
         request, response = self.create_request(scope, body_file)
         if request is not None:
-            set_urlconf(settings.ROOT_URLCONF)
+            set_urlconf(self.urlconf or settings.ROOT_URLCONF)
+            if self.urlconf:
+                request.urlconf = self.urlconf  # resolved against it, and so are its 404s
             response = self._middleware_chain(request)
             response._resource_closers.append(request.close)
             response._handler_class = self.__class__
@@ -127,3 +153,13 @@ class SyncChainASGIHandler(ASGIHandler):
                 await self.handle(scope, receive, send)
         finally:
             self.executors.give_back(executor)
+
+
+def by_path_prefix(prefix: str, edge, rest):
+    """An ASGI app sending HTTP requests under ``prefix`` to ``edge`` and everything else to ``rest``."""
+
+    async def route(scope, receive, send):
+        app = edge if scope["type"] == "http" and scope["path"].startswith(prefix) else rest
+        await app(scope, receive, send)
+
+    return route
