@@ -85,6 +85,11 @@ class ClaimSerializer(serializers.Serializer):
     limits = serializers.DictField()
     request = serializers.DictField()
     input = ClaimInputSerializer()
+    uploads = serializers.DictField(
+        child=TicketSerializer(),
+        help_text="Role → upload ticket, one per result role of the operation; the PUT names the media type "
+        "(`X-Quire-Media-Type`), digest (`X-Quire-Sha256`) and filename (`X-Quire-Filename`, percent-encoded).",
+    )
 
 
 class AcquireResultSerializer(serializers.Serializer):

@@ -7,13 +7,16 @@ header, never the URL; only its SHA-256 is stored.
 import hashlib
 import hmac
 import json
+import re
 import uuid
 from dataclasses import dataclass
 
 from config.prepared import prepared_cursor
+from processing.claims import Claim
 from processing.configuration import limits
 from processing.exceptions import ClaimLost, OutputRejected, TicketInvalid
 from processing.leases import CLAIM_CURRENT_SQL
+from processing.operations import operation_get
 from processing.protocol.sessions import claim_job
 from processing.staging import (
     CURRENT_ACCEPTING_ATTEMPT_SQL,
@@ -58,6 +61,48 @@ def upload_ticket_issue(
         refusal_explain(claim_id=claim_id, role=role, media_type=media_type, size=size)
     expires_at, max_bytes = row
     return IssuedTicket(ticket_id, secret, expires_at, max_bytes)
+
+
+# A claim's upload tickets, one per result role of its operation, issued with the claim so that an agent needs
+# no request per output: the media type, filename and digest come with the bytes (``DeclaredUpload``).
+_CLAIM_UPLOADS_SQL = """
+    INSERT INTO processing_transferticket
+        (id, secret_sha256, kind, attempt_id, role, media_type, filename, max_bytes, expected_sha256,
+         expected_size, blob_id, created_at, expires_at)
+    SELECT ticket.id, ticket.secret_sha256, 'upload_output', ticket.attempt_id, ticket.role, '', '',
+           ticket.max_bytes, '', NULL, NULL, now(), now() + make_interval(secs => %s)
+    FROM unnest(%s::uuid[], %s::text[], %s::bigint[], %s::text[], %s::bigint[])
+         AS ticket(id, secret_sha256, attempt_id, role, max_bytes)
+    RETURNING id, expires_at
+"""
+
+
+def claim_uploads_issue(claims: list[Claim]) -> dict[uuid.UUID, dict[str, IssuedTicket]]:
+    """Claim id → role → an upload ticket for each result role of the claims' operations, in one statement."""
+    wanted = [(claim.claim_id, claim.attempt_id, role.role, role.max_bytes, *ticket_secret_new())
+              for claim in claims for role in operation_get(claim.operation).result_roles]  # fmt: skip
+    if not wanted:
+        return {}
+    ids = [uuid.uuid4() for _ in wanted]
+    with prepared_cursor() as cursor:
+        cursor.execute(_CLAIM_UPLOADS_SQL, [
+            limits().transfer_ticket_seconds, ids, [w[5] for w in wanted], [w[1] for w in wanted],
+            [w[2] for w in wanted], [w[3] for w in wanted],
+        ])  # fmt: skip
+        expires = dict(cursor.fetchall())
+    issued: dict[uuid.UUID, dict[str, IssuedTicket]] = {}
+    for ticket_id, (claim_id, _, role, max_bytes, secret, _) in zip(ids, wanted, strict=True):
+        issued.setdefault(claim_id, {})[role] = IssuedTicket(ticket_id, secret, expires[ticket_id], max_bytes)
+    return issued
+
+
+@dataclass(frozen=True)
+class DeclaredUpload:
+    """What a PUT on a claim's upload ticket says of its bytes (headers); a requested ticket declared it before."""
+
+    media_type: str = ""
+    filename: str = ""
+    sha256: str = ""
 
 
 @dataclass(frozen=True)
@@ -116,15 +161,25 @@ def download_redeem(*, ticket_id: uuid.UUID, secret: str) -> tuple[bytes, str]:
     return bytes(data), expected_sha256
 
 
-def upload_redeem(*, ticket_id: uuid.UUID, secret: str, data: bytes) -> dict:
-    """Stage the uploaded bytes for the ticket's role. The same bytes again are accepted again."""
+def upload_redeem(*, ticket_id: uuid.UUID, secret: str, data: bytes, declared: DeclaredUpload) -> dict:
+    """Stage the uploaded bytes for the ticket's role. The same bytes again are accepted again.
+
+    A requested ticket checks the bytes against what was declared when it was issued (``declared`` is ignored);
+    a claim's ticket against ``declared``, which must name the media type and the digest.
+    """
     ticket = _upload_redeemable(ticket_id, secret)
-    if len(data) != ticket.expected_size or len(data) > ticket.max_bytes:
-        raise OutputRejected(
-            "The body's size differs from the declared size.", details={"declared": ticket.expected_size}
-        )
+    if ticket.expected_sha256:
+        declared = DeclaredUpload(ticket.media_type, ticket.filename, ticket.expected_sha256)
+        size = ticket.expected_size
+    elif not (declared.media_type and re.fullmatch(r"[0-9a-fA-F]{64}", declared.sha256)):
+        raise OutputRejected("A claim's upload ticket takes the media type and the sha256 with the bytes.",
+                             details={"headers": ["X-Quire-Media-Type", "X-Quire-Sha256"]})  # fmt: skip
+    else:
+        size = len(data)
+    if len(data) != size or len(data) > ticket.max_bytes:
+        raise OutputRejected("The body's size differs from the declared size.", details={"declared": size})
     staged = output_stage(
-        claim_id=ticket.claim_id, role=ticket.role, media_type=ticket.media_type,
-        filename=ticket.filename, data=data, expected_sha256=ticket.expected_sha256,
+        claim_id=ticket.claim_id, role=ticket.role, media_type=declared.media_type,
+        filename=declared.filename or ticket.role, data=data, expected_sha256=declared.sha256.lower(),
     )  # fmt: skip
     return {"role": staged.role, "size": staged.size_bytes, "sha256": staged.sha256}

@@ -2,6 +2,7 @@
 
 import time
 import uuid
+from urllib.parse import unquote
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
@@ -130,7 +131,12 @@ class SessionDrainApi(WorkerApi):
         return self.replayed(request, f"sessions/{session_id}/drain", s.RequestOnlySerializer, handle)
 
 
-def _claim_body(claim: Claim) -> dict:
+def _claim_bodies(claims: list[Claim]) -> list[dict]:
+    uploads = tickets.claim_uploads_issue(claims)
+    return [_claim_body(claim, uploads.get(claim.claim_id, {})) for claim in claims]
+
+
+def _claim_body(claim: Claim, uploads: dict[str, IssuedTicket]) -> dict:
     limit = limits()
     issued = claim.download
     operation = operation_get(claim.operation)
@@ -145,6 +151,7 @@ def _claim_body(claim: Claim) -> dict:
                     "attempt": claim.attempt_number},
         "input": {"sha256": claim.input_digest, "size": claim.input_size, "schema": operation.input_schema,
                   "download": _ticket_body(issued)},
+        "uploads": {role: _ticket_body(ticket) for role, ticket in uploads.items()},
     }  # fmt: skip
 
 
@@ -157,8 +164,7 @@ class AcquireApi(WorkerApi):
     def post(self, request, session_id: uuid.UUID):
         def handle(data):
             offers = _offers_within(session_slots(self.identity(request), session_id), data["offers"])
-            claims = [_claim_body(claim) for claim in
-                      _acquire_waiting(session_id, offers, data["wait_seconds"], data["max_claims"])]  # fmt: skip
+            claims = _claim_bodies(_acquire_waiting(session_id, offers, data["wait_seconds"], data["max_claims"]))
             return 200, {"claim": claims[0] if claims else None, "claims": claims}
 
         return self.replayed(request, f"sessions/{session_id}/acquire", s.AcquireSerializer, handle)
@@ -262,7 +268,7 @@ class DeliveryApi(WorkerApi):
                 return 200, {"job_id": str(attempt.job_id), "job_state": attempt.job.state, "claims": []}
             state = job_finalize(job_id=job_id, token=token)
             successors = claims_acquire(session_id=holder.session_id, offers=offers, count=data["max_claims"])
-            return 200, {"job_id": str(job_id), "job_state": state, "claims": [_claim_body(c) for c in successors]}
+            return 200, {"job_id": str(job_id), "job_state": state, "claims": _claim_bodies(successors)}
 
         return self.replayed(request, f"claims/{claim_id}/delivery", s.DeliverySerializer, handle)
 
@@ -279,6 +285,13 @@ class DeliveryApi(WorkerApi):
 
 
 SECRET_PARAMETER = OpenApiParameter(SECRET_HEADER, location=OpenApiParameter.HEADER, required=True)
+# Needed on a claim's upload ticket (issued with the claim); a requested ticket was declared when issued.
+UPLOAD_DECLARATION_PARAMETERS = [
+    OpenApiParameter(name, location=OpenApiParameter.HEADER, required=False, description=description)
+    for name, description in (("X-Quire-Media-Type", "The output's media type."),
+                              ("X-Quire-Sha256", "The body's SHA-256, hex."),
+                              ("X-Quire-Filename", "The output's filename, percent-encoded UTF-8."))
+]  # fmt: skip
 
 
 class TransferApi(WorkerApi):
@@ -291,7 +304,7 @@ class TransferApi(WorkerApi):
         return HttpResponse(data, content_type="application/octet-stream", headers={"X-Quire-Sha256": digest})
 
     @extend_schema(
-        parameters=[SECRET_PARAMETER],
+        parameters=[SECRET_PARAMETER, *UPLOAD_DECLARATION_PARAMETERS],
         request={"application/octet-stream": OpenApiTypes.BINARY},
         responses={
             200: s.StagedSerializer,
@@ -304,5 +317,12 @@ class TransferApi(WorkerApi):
         from rest_framework.response import Response
 
         data = raw_body(request, limit_bytes=limits().artifact_bytes, accept=("application/octet-stream",))
-        staged = tickets.upload_redeem(ticket_id=ticket_id, secret=request.headers.get(SECRET_HEADER, ""), data=data)
+        declared = tickets.DeclaredUpload(
+            media_type=request.headers.get("X-Quire-Media-Type", ""),
+            filename=unquote(request.headers.get("X-Quire-Filename", "")),
+            sha256=request.headers.get("X-Quire-Sha256", ""),
+        )
+        staged = tickets.upload_redeem(
+            ticket_id=ticket_id, secret=request.headers.get(SECRET_HEADER, ""), data=data, declared=declared
+        )
         return Response(staged)

@@ -6,6 +6,7 @@ answer. Connection failures and 5xx are retried with backoff until the retry
 deadline, which lets an agent ride out a Core or database restart.
 """
 
+import hashlib
 import http.client
 import json
 import logging
@@ -14,7 +15,7 @@ import threading
 import time
 import uuid
 from typing import Protocol
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +41,9 @@ class CoreClient(Protocol):
     ) -> list[dict]: ...
     def claim_heartbeat(self, *, claim_id: str, phase: str) -> dict: ...
     def download_input(self, *, ticket: dict) -> bytes: ...
-    def upload_output(self, *, claim_id: str, role: str, media_type: str, filename: str, data: bytes) -> dict: ...
+    def upload_output(
+        self, *, claim_id: str, role: str, media_type: str, filename: str, data: bytes, ticket: dict | None = None
+    ) -> dict: ...
     def fail(self, *, claim_id: str, failure_class: str, code: str, message: str, diagnostics: dict) -> dict: ...
     def release(self, *, claim_id: str) -> dict: ...
     def deliver(self, *, claim_id: str, diagnostics: dict, offers: dict[str, int] | None = None) -> dict: ...
@@ -148,17 +151,29 @@ class HttpCoreClient:
         data = self._call("GET", ticket["url"], headers={"X-Quire-Transfer-Secret": ticket["secret"]})
         return data
 
-    def upload_output(self, *, claim_id: str, role: str, media_type: str, filename: str, data: bytes) -> dict:
-        import hashlib
-
-        ticket = self._post(
+    def upload_output(
+        self, *, claim_id: str, role: str, media_type: str, filename: str, data: bytes, ticket: dict | None = None
+    ) -> dict:
+        """Upload on the claim's own ticket for ``role`` when there is one; on a requested ticket when there is
+        none or Core refuses it (expired: it lives ``transfer_ticket_seconds`` from the claim)."""
+        sha256 = hashlib.sha256(data).hexdigest()
+        if ticket is not None:
+            declared = {"X-Quire-Media-Type": media_type, "X-Quire-Sha256": sha256,
+                        "X-Quire-Filename": quote(filename, safe="")}  # fmt: skip
+            try:
+                return self._put(ticket, data, declared)
+            except CoreError as exc:
+                if exc.code != "ticket_invalid":
+                    raise
+        requested = self._post(
             f"claims/{claim_id}/uploads",
-            {"role": role, "media_type": media_type, "filename": filename, "size": len(data),
-             "sha256": hashlib.sha256(data).hexdigest()},
+            {"role": role, "media_type": media_type, "filename": filename, "size": len(data), "sha256": sha256},
         )  # fmt: skip
-        headers = {"X-Quire-Transfer-Secret": ticket["secret"], "Content-Type": "application/octet-stream"}
-        body = self._call("PUT", ticket["url"], body=data, headers=headers)
-        return json.loads(body)
+        return self._put(requested, data, {})
+
+    def _put(self, ticket: dict, data: bytes, headers: dict) -> dict:
+        headers = {**headers, "X-Quire-Transfer-Secret": ticket["secret"], "Content-Type": "application/octet-stream"}
+        return json.loads(self._call("PUT", ticket["url"], body=data, headers=headers))
 
     def fail(self, *, claim_id: str, failure_class: str, code: str, message: str, diagnostics: dict) -> dict:
         payload = {

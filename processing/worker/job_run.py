@@ -112,12 +112,14 @@ class JobRun:
         logger.info("delivered", extra={**self.log, "job_state": outcome.get("job_state"), **self.timings_ms})
 
     def _upload_all(self, outputs) -> None:
-        """Upload the outputs side by side: each is a ticket and a PUT, and a build has a PDF and a log."""
+        """Upload the outputs side by side: a build has a PDF and a log."""
+
+        tickets = self.active.claim.get("uploads") or {}  # issued with the claim, one per declared role
 
         def upload(output) -> None:
             self.client.upload_output(
                 claim_id=self.active.claim_id, role=output.role, media_type=output.media_type,
-                filename=output.filename, data=output.path.read_bytes(),
+                filename=output.filename, data=output.path.read_bytes(), ticket=tickets.get(output.role),
             )  # fmt: skip
 
         if len(outputs) <= 1:

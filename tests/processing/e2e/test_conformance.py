@@ -198,3 +198,35 @@ def test_delivery_after_a_cancellation_request_publishes_nothing(owner, author, 
     assert (status, body["error"]["code"]) == (409, "job_cancelled")
     stored = ProcessingJob.objects.get(pk=job["id"])
     assert stored.state == JobState.CANCELLED and stored.artifacts.count() == 0
+
+
+def test_the_agents_client_uploads_on_the_claims_ticket_and_falls_back_when_it_expired(owner, author, protocol_server):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from processing.models import StagedOutput, TransferTicket
+    from processing.worker.client import HttpCoreClient
+    from tests.processing.factories import WORKER_TOKEN
+
+    client = HttpCoreClient(protocol_server["url"], WORKER_TOKEN)
+    session = client.register(instance="e2e", processors=[{"operation": LATEX, "processor_contract": "c", "slots": 2}])
+    for index in range(2):
+        _build(author, ProjectFactory(owner=owner, starter=True), f"tickets-{index}")
+    fresh, stale = client.acquire(session_id=session["session_id"], offers={LATEX: 2}, wait_seconds=5, max_claims=2)
+    TransferTicket.objects.filter(pk=stale["uploads"]["pdf"]["ticket_id"]).update(
+        expires_at=timezone.now() - timedelta(hours=1)
+    )
+    pdf = pdf_bytes(1)
+
+    for claim in (fresh, stale):
+        staged = client.upload_output(claim_id=claim["claim_id"], role="pdf", media_type="application/pdf",
+                                      filename="main.pdf", data=pdf, ticket=claim["uploads"]["pdf"])  # fmt: skip
+        assert staged["sha256"] == hashlib.sha256(pdf).hexdigest()
+
+    def upload_tickets(claim):
+        return TransferTicket.objects.filter(kind="upload_output", role="pdf", attempt__claim_id=claim["claim_id"])
+
+    assert upload_tickets(fresh).count() == 1, "the claim's own ticket sufficed"
+    assert upload_tickets(stale).count() == 2, "an expired one was replaced by a requested ticket"
+    assert StagedOutput.objects.filter(role="pdf", filename="main.pdf").count() == 2

@@ -119,10 +119,13 @@ class InMemoryCore:
             self._raise_scripted("download_input")
             return self._inputs[ticket["url"]]
 
-    def upload_output(self, *, claim_id: str, role: str, media_type: str, filename: str, data: bytes) -> dict:
+    def upload_output(
+        self, *, claim_id: str, role: str, media_type: str, filename: str, data: bytes, ticket: dict | None = None
+    ) -> dict:
         with self._lock:
             self._raise_scripted("upload_output")
-            self.uploads.append({"claim_id": claim_id, "role": role, "filename": filename, "data": data})
+            self.uploads.append({"claim_id": claim_id, "role": role, "filename": filename, "data": data,
+                                 "ticket": ticket})  # fmt: skip
             return {"role": role}
 
     def fail(self, *, claim_id: str, failure_class: str, code: str, message: str, diagnostics: dict) -> dict:
@@ -167,6 +170,8 @@ def _claim(claim_id: str, number: int, data: bytes, *, schema: str, operation: s
         "input": {"sha256": sha256, "size": len(data), "schema": schema,
                   "download": {"ticket_id": claim_id, "url": f"/transfers/{claim_id}", "secret": "s",
                                "expires_at": "2030-01-01T00:00:00Z", "max_bytes": len(data)}},
+        "uploads": {"echo": {"ticket_id": f"{claim_id}-echo", "url": f"/transfers/{claim_id}-echo", "secret": "s",
+                             "expires_at": "2030-01-01T00:00:00Z", "max_bytes": 1024**2}},
     }  # fmt: skip
 
 

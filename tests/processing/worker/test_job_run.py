@@ -144,6 +144,21 @@ def test_every_output_is_uploaded_before_the_delivery(core, run_claim):
     assert reports == [("delivery", "claim-0001")]
 
 
+def test_an_output_goes_up_on_the_claims_own_ticket_for_its_role(core, run_claim):
+    run_claim(bundle_archive({"main.tex": MAIN}))
+
+    [upload] = core.uploads
+    assert upload["role"] == "echo"
+    assert upload["ticket"]["url"] == "/transfers/claim-0001-echo", "no ticket request of its own"
+
+
+def test_an_output_whose_role_has_no_ticket_with_the_claim_is_uploaded_without_one(core, run_claim):
+    reports = run_claim(bundle_archive({"main.tex": MAIN}), processor=ScriptedProcessor(_two_outputs))
+
+    assert {u["role"]: u["ticket"] for u in core.uploads} == {"pdf": None, "log": None}
+    assert reports == [("delivery", "claim-0001")]
+
+
 def test_a_refused_upload_means_no_delivery(core, run_claim):
     from tests.processing.worker.core_twin import core_refuses
 

@@ -1,0 +1,56 @@
+"""Worker protocol calls for in-process tests: an echo deployment's session, claims and outputs."""
+
+import hashlib
+import json
+import uuid
+
+from rest_framework.test import APIClient
+
+from processing.submission import job_submit
+from tests.factories import ProjectFactory
+from tests.processing.factories import WORKER_TOKEN
+
+PREFIX = "/internal/processing/v1"
+ECHO = "test.echo/v1"
+ONE_ECHO_PERMIT = [{"operation": ECHO, "permits": 1}]
+
+
+def worker_client() -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {WORKER_TOKEN}")
+    return client
+
+
+def post(path: str, payload: dict, request_id: str | None = None):
+    body = json.dumps({**payload, "request_id": request_id or uuid.uuid4().hex})
+    return worker_client().generic("POST", f"{PREFIX}/{path}", body, content_type="application/json")
+
+
+def queue_echo_jobs(owner, count: int) -> list[str]:
+    """``count`` queued echo jobs, oldest first, each of a project of its own (so none is a reuse hit)."""
+    return [
+        str(job_submit(actor_id=owner.pk, operation_name=ECHO, idempotency_key=f"k{index}",
+                       project_id=ProjectFactory(owner=owner, starter=True).pk).job_id)
+        for index in range(count)
+    ]  # fmt: skip
+
+
+def session_with_one_echo_slot() -> str:
+    processors = [{"operation": ECHO, "processor_contract": "echo/1", "slots": 1}]
+    response = post("sessions", {"instance": "t", "protocol_version": "1", "processors": processors})
+    assert response.status_code == 201, response.content
+    return response.json()["session_id"]
+
+
+def claim_the_next_job(session_id: str) -> dict:
+    response = post(f"sessions/{session_id}/acquire", {"offers": ONE_ECHO_PERMIT, "wait_seconds": 0})
+    return response.json()["claim"]
+
+
+def stage_echo_output(claim: dict, data: bytes = b"echoed") -> None:
+    declared = {"role": "echo", "media_type": "application/octet-stream", "filename": "echo", "size": len(data),
+                "sha256": hashlib.sha256(data).hexdigest()}  # fmt: skip
+    ticket = post(f"claims/{claim['claim_id']}/uploads", declared).json()
+    response = worker_client().generic("PUT", ticket["url"], data, content_type="application/octet-stream",
+                                       HTTP_X_QUIRE_TRANSFER_SECRET=ticket["secret"])  # fmt: skip
+    assert response.status_code == 200, response.content
