@@ -177,7 +177,8 @@ def upload_redeem(*, ticket_id: uuid.UUID, secret: str, data: bytes, declared: D
     else:
         size = len(data)
     if len(data) != size or len(data) > ticket.max_bytes:
-        raise OutputRejected("The body's size differs from the declared size.", details={"declared": size})
+        raise OutputRejected("The body's size differs from the declared size or exceeds the ticket's limit.",
+                             details={"declared": size, "limit_bytes": ticket.max_bytes})  # fmt: skip
     staged = output_stage(
         claim_id=ticket.claim_id, role=ticket.role, media_type=declared.media_type,
         filename=declared.filename or ticket.role, data=data, expected_sha256=declared.sha256.lower(),
