@@ -103,9 +103,9 @@ class SyncChainASGIHandler(ASGIHandler):
         signals.request_started.send(sender=self.__class__, scope=scope)
         request, response = self.create_request(scope, body_file)
         if request is not None:
-            set_urlconf(self.urlconf or settings.ROOT_URLCONF)
+            set_urlconf(settings.ROOT_URLCONF)
             if self.urlconf:
-                request.urlconf = self.urlconf  # resolved against it, and so are its 404s
+                request.urlconf = self.urlconf  # Django resolves against it, and takes its 404 handler from it
             response = self._middleware_chain(request)
             response._resource_closers.append(request.close)
             response._handler_class = self.__class__

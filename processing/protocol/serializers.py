@@ -48,16 +48,17 @@ class OfferSerializer(serializers.Serializer):
     permits = serializers.IntegerField(min_value=1, max_value=256)
 
 
+class MaxClaimsField(serializers.IntegerField):
+    def __init__(self, **kwargs):
+        help_text = "Take up to this many claims at once (never more than the permits offered)."
+        super().__init__(min_value=1, max_value=256, default=1, help_text=help_text, **kwargs)
+
+
 class AcquireSerializer(serializers.Serializer):
     request_id = RequestIdField()
     offers = OfferSerializer(many=True, min_length=1)
     wait_seconds = serializers.FloatField(min_value=0, max_value=20, default=20)
-    max_claims = serializers.IntegerField(
-        min_value=1,
-        max_value=256,
-        default=1,
-        help_text="Take up to this many claims at once (never more than the permits offered).",
-    )
+    max_claims = MaxClaimsField()
 
 
 class TicketSerializer(serializers.Serializer):
@@ -143,7 +144,7 @@ class DeliverySerializer(serializers.Serializer):
         many=True, required=False,
         help_text="Permits to fill again at once, as in an acquire (usually the one this delivery frees).",
     )  # fmt: skip
-    max_claims = serializers.IntegerField(min_value=1, max_value=256, default=1)
+    max_claims = MaxClaimsField()
 
 
 class JobStateSerializer(serializers.Serializer):

@@ -139,8 +139,3 @@ def claim_holder(*, claim_id: uuid.UUID, identity: str) -> ClaimHolder | None:
         cursor.execute(_CLAIM_HOLDER_SQL, [claim_id, identity])
         row = cursor.fetchone()
     return ClaimHolder(*row) if row else None
-
-
-def claim_job(*, claim_id: uuid.UUID, identity: str) -> uuid.UUID | None:
-    holder = claim_holder(claim_id=claim_id, identity=identity)
-    return holder.job_id if holder else None

@@ -25,8 +25,8 @@ from processing.protocol import tickets
 from processing.protocol.authentication import WorkerTokenAuthentication
 from processing.protocol.replay import replay_run
 from processing.protocol.sessions import (
+    ClaimHolder,
     claim_holder,
-    claim_job,
     session_drain,
     session_heartbeat,
     session_register,
@@ -83,12 +83,12 @@ class WorkerApi(APIView):
             handler=lambda: handler(_valid(serializer_class, payload)),
         )
 
-    def claim_of(self, request, claim_id: uuid.UUID) -> uuid.UUID:
-        """The job of ``claim_id`` when this identity's session holds it; ClaimLost otherwise."""
-        job_id = claim_job(claim_id=claim_id, identity=self.identity(request).name)
-        if job_id is None:
+    def claim_of(self, request, claim_id: uuid.UUID) -> ClaimHolder:
+        """The job and session of ``claim_id`` when this identity's session holds it; ClaimLost otherwise."""
+        holder = claim_holder(claim_id=claim_id, identity=self.identity(request).name)
+        if holder is None:
             raise ClaimLost()
-        return job_id
+        return holder
 
 
 class SessionRegisterApi(WorkerApi):
@@ -224,7 +224,7 @@ class ClaimFailureApi(WorkerApi):
     @extend_schema(request=s.FailureReportSerializer, responses={200: s.JobStateSerializer, **PROTOCOL_ERRORS})
     def post(self, request, claim_id: uuid.UUID):
         def handle(data):
-            job_id = self.claim_of(request, claim_id)
+            job_id = self.claim_of(request, claim_id).job_id
             state = attempt_fail(
                 claim_id=claim_id, failure_class=data["failure_class"], code=data["code"], message=data["message"],
                 diagnostics=_diagnostics(data.get("diagnostics")),
@@ -238,7 +238,7 @@ class ClaimReleaseApi(WorkerApi):
     @extend_schema(request=s.RequestOnlySerializer, responses={200: s.JobStateSerializer, **PROTOCOL_ERRORS})
     def post(self, request, claim_id: uuid.UUID):
         def handle(data):
-            job_id = self.claim_of(request, claim_id)
+            job_id = self.claim_of(request, claim_id).job_id
             return 200, {"job_id": str(job_id), "job_state": attempt_release(claim_id=claim_id)}
 
         return self.replayed(request, f"claims/{claim_id}/release", s.RequestOnlySerializer, handle)
@@ -254,9 +254,7 @@ class DeliveryApi(WorkerApi):
     )
     def post(self, request, claim_id: uuid.UUID):
         def handle(data):
-            holder = claim_holder(claim_id=claim_id, identity=self.identity(request).name)
-            if holder is None:
-                raise ClaimLost()
+            holder = self.claim_of(request, claim_id)
             offers = self._successor_offers(request, holder.session_id, data.get("offers") or [])
             try:
                 job_id, token = delivery_accept(claim_id=claim_id, diagnostics=_diagnostics(data.get("diagnostics")))

@@ -158,8 +158,7 @@ class WorkerAgent:
         # The whole batch starts under the lock, so a run of it delivering meanwhile counts its siblings when
         # it asks whether the job limit leaves room for a successor.
         with self.condition:
-            # Claim loops acquire side by side, so another may have reached the job limit meanwhile.
-            surplus = [claim for claim in claims if self.draining.is_set() or not self._start(claim)]
+            surplus = self._start_all(claims)
         for claim in surplus:
             self._release(claim["claim_id"])
 
@@ -170,6 +169,11 @@ class WorkerAgent:
                 logger.warning("session lost; registering again", extra={"session": session_id})
                 self.session_id = None
                 self.condition.notify_all()
+
+    def _start_all(self, claims: list[dict], *, permit_held: bool = False) -> list[dict]:
+        """Start each claim unless draining or at the job limit (other claim loops and deliveries take claims
+        too); return those not started, to be released outside the lock."""
+        return [claim for claim in claims if self.draining.is_set() or not self._start(claim, permit_held=permit_held)]
 
     def _start(self, claim: dict, *, permit_held: bool = False) -> bool:
         """Run ``claim`` on a thread of its own; False (nothing started) once the job limit is reached.
@@ -204,20 +208,18 @@ class WorkerAgent:
         try:
             run.execute()
         finally:
-            successors = run.successors  # at most one: the delivery offered this run's permit only
             with self.condition:
                 self.active.pop(active.claim_id, None)
-                if not successors:
-                    self.free[active.claim["operation"]] += 1
                 self.threads.discard(threading.current_thread())
+                # The delivery offered this run's permit only: it passes to the claim that came back, if that runs.
+                surplus = self._start_all(run.successors, permit_held=True)
+                if surplus or not run.successors:
+                    self.free[active.claim["operation"]] += 1
                 self.condition.notify_all()
-            for claim in successors:
-                if self.draining.is_set() or not self._start(claim, permit_held=True):
-                    self._release(claim["claim_id"])
-                    with self.condition:
-                        self.free[claim["operation"]] += 1
-                        self.condition.notify_all()
+            for claim in surplus:
+                self._release(claim["claim_id"])
 
+    # --- heartbeats ------------------------------------------------------------------------------
     def _heartbeat_loop(self) -> None:
         # This thread keeps the session and every claim alive: nothing may end it but the process.
         while True:

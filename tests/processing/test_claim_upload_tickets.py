@@ -10,9 +10,11 @@ from django.utils import timezone
 from processing.models import JobState, ProcessingAttempt, StagedOutput, TransferTicket
 from processing.operations import operation_get
 from tests.processing.worker_calls import (
+    ECHO,
     ONE_ECHO_PERMIT,
     claim_the_next_job,
     post,
+    put_bytes,
     queue_echo_jobs,
     session_with_one_echo_slot,
     worker_client,
@@ -20,7 +22,6 @@ from tests.processing.worker_calls import (
 
 pytestmark = pytest.mark.django_db
 
-ECHO = "test.echo/v1"
 ECHOED = b"echoed bytes"
 
 
@@ -33,12 +34,6 @@ def echo_deployment(configure_deployment):
 def claim(owner) -> dict:
     queue_echo_jobs(owner, 1)
     return claim_the_next_job(session_with_one_echo_slot())
-
-
-def put(ticket: dict, data: bytes, **declared: str):
-    headers = {f"HTTP_X_QUIRE_{name.upper()}": value for name, value in declared.items()}
-    return worker_client().generic("PUT", ticket["url"], data, content_type="application/octet-stream",
-                                   HTTP_X_QUIRE_TRANSFER_SECRET=ticket["secret"], **headers)  # fmt: skip
 
 
 def declared_for(data: bytes, **overrides: str) -> dict[str, str]:
@@ -62,7 +57,7 @@ def test_a_claim_carries_an_upload_ticket_for_each_result_role_of_its_operation(
 
 
 def test_bytes_put_on_the_claims_ticket_are_staged_and_published_as_declared(claim):
-    response = put(claim["uploads"]["echo"], ECHOED, **declared_for(ECHOED))
+    response = put_bytes(claim["uploads"]["echo"], ECHOED, **declared_for(ECHOED))
     assert response.status_code == 200, response.content
 
     delivered = post(f"claims/{claim['claim_id']}/delivery", {}).json()
@@ -79,7 +74,7 @@ def test_bytes_put_on_the_claims_ticket_are_staged_and_published_as_declared(cla
     ids=["no digest", "no media type", "a malformed digest", "another digest", "a media type the role refuses"],
 )
 def test_a_put_on_the_claims_ticket_that_declares_badly_is_refused_and_stages_nothing(claim, declared):
-    response = put(claim["uploads"]["echo"], ECHOED, **declared_for(ECHOED, **declared))
+    response = put_bytes(claim["uploads"]["echo"], ECHOED, **declared_for(ECHOED, **declared))
 
     assert response.status_code == 422, response.content
     assert response.json()["error"]["code"] == "output_rejected"
@@ -99,7 +94,7 @@ def test_an_expired_claim_ticket_is_refused(claim):
     ticket = claim["uploads"]["echo"]
     TransferTicket.objects.filter(pk=ticket["ticket_id"]).update(expires_at=timezone.now() - timedelta(hours=1))
 
-    response = put(ticket, ECHOED, **declared_for(ECHOED))
+    response = put_bytes(ticket, ECHOED, **declared_for(ECHOED))
 
     assert response.status_code == 403
     assert response.json()["error"]["code"] == "ticket_invalid"
@@ -111,7 +106,7 @@ def test_bytes_put_on_a_lost_claims_ticket_stage_nothing(claim):
         lease_expires_at=timezone.now() - timedelta(hours=1)
     )
 
-    response = put(claim["uploads"]["echo"], ECHOED, **declared_for(ECHOED))
+    response = put_bytes(claim["uploads"]["echo"], ECHOED, **declared_for(ECHOED))
 
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "claim_lost"
@@ -121,9 +116,21 @@ def test_bytes_put_on_a_lost_claims_ticket_stage_nothing(claim):
 def test_a_claim_handed_out_with_a_delivery_carries_its_upload_tickets_too(owner):
     queue_echo_jobs(owner, 2)
     claim = claim_the_next_job(session_with_one_echo_slot())
-    assert put(claim["uploads"]["echo"], ECHOED, **declared_for(ECHOED)).status_code == 200
+    assert put_bytes(claim["uploads"]["echo"], ECHOED, **declared_for(ECHOED)).status_code == 200
 
     [successor] = post(f"claims/{claim['claim_id']}/delivery", {"offers": ONE_ECHO_PERMIT}).json()["claims"]
 
     assert set(successor["uploads"]) == {"echo"}
-    assert put(successor["uploads"]["echo"], ECHOED, **declared_for(ECHOED)).status_code == 200
+    assert put_bytes(successor["uploads"]["echo"], ECHOED, **declared_for(ECHOED)).status_code == 200
+
+
+def test_a_requested_ticket_keeps_the_declaration_it_was_issued_with_whatever_the_put_says(claim):
+    declared = {"role": "echo", "media_type": "application/octet-stream", "filename": "asked.bin",
+                "size": len(ECHOED), "sha256": hashlib.sha256(ECHOED).hexdigest()}  # fmt: skip
+    ticket = post(f"claims/{claim['claim_id']}/uploads", declared).json()
+
+    response = put_bytes(ticket, ECHOED, media_type="text/html", sha256="0" * 64, filename="other.html")
+
+    assert response.status_code == 200, response.content
+    staged = StagedOutput.objects.get()
+    assert (staged.media_type, staged.filename) == ("application/octet-stream", "asked.bin")

@@ -4,7 +4,7 @@ import hashlib
 
 import pytest
 
-from processing.models import AttemptState, JobState, ProcessingAttempt, ProcessingJob, WorkerSession
+from processing.models import AttemptState, JobState, ProcessingAttempt, ProcessingJob, WorkerRequest, WorkerSession
 from tests.processing.worker_calls import (
     ECHO,
     ONE_ECHO_PERMIT,
@@ -121,3 +121,19 @@ def test_a_retried_delivery_with_an_offer_returns_the_same_claim_and_makes_no_ot
     assert [successor["job_id"] for successor in first.json()["claims"]] == [second]
     assert ProcessingAttempt.objects.filter(job_id=second).count() == 1
     assert ProcessingJob.objects.get(pk=third).state == JobState.QUEUED
+
+
+def test_a_delivery_rerun_because_its_answer_was_never_stored_claims_nothing_more(owner):
+    _, second = queue_echo_jobs(owner, 2)
+    session_id = session_with_one_echo_slot()
+    claim = claim_the_next_job(session_id)
+    stage_echo_output(claim)
+    path = f"claims/{claim['claim_id']}/delivery"
+    assert post(path, {}, request_id="answer-lost").json()["job_state"] == JobState.SUCCEEDED
+    WorkerRequest.objects.filter(request_id="answer-lost").delete()  # as if the server died before storing it
+
+    rerun = post(path, {"offers": ONE_ECHO_PERMIT}, request_id="answer-lost")
+
+    assert rerun.status_code == 200, rerun.content
+    assert (rerun.json()["job_state"], rerun.json()["claims"]) == (JobState.SUCCEEDED, [])
+    assert ProcessingJob.objects.get(pk=second).state == JobState.QUEUED

@@ -2,7 +2,6 @@
 
 import hashlib
 import json
-import uuid
 
 import pytest
 from rest_framework.test import APIClient
@@ -13,10 +12,9 @@ from processing.submission import job_submit
 from tests.concurrency import separate_connection
 from tests.factories import ProjectFactory
 from tests.processing.factories import WORKER_TOKEN, WORKER_TOKEN_SHA256
+from tests.processing.worker_calls import ECHO, PREFIX, post, put_bytes, worker_client
 
 OTHER_TOKEN = "another-identitys-token"
-PREFIX = "/internal/processing/v1"
-ECHO = "test.echo/v1"
 
 
 @pytest.fixture(autouse=True)
@@ -30,22 +28,9 @@ def two_identities(settings, tmp_path):
     settings.QUIRE_DEPLOYMENT_FILE = str(path)
 
 
-def worker_client(token=WORKER_TOKEN) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
-    return client
-
-
-def post(client, path, payload, request_id=None):
-    body = {**payload, "request_id": request_id or uuid.uuid4().hex}
-    return client.generic("POST", f"{PREFIX}/{path}", json.dumps(body), content_type="application/json")
-
-
 def register(client=None):
     processors = [{"operation": ECHO, "processor_contract": "echo/1", "slots": 2}]
-    response = post(
-        client or worker_client(), "sessions", {"instance": "t", "protocol_version": "1", "processors": processors}
-    )
+    response = post("sessions", {"instance": "t", "protocol_version": "1", "processors": processors}, client=client)
     assert response.status_code == 201, response.content
     return response.json()["session_id"]
 
@@ -56,8 +41,9 @@ def claimed(owner):
     project = ProjectFactory(owner=owner, starter=True)
     job_submit(actor_id=owner.pk, operation_name=ECHO, idempotency_key="k", project_id=project.pk)
     session_id = register()
-    response = post(worker_client(), f"sessions/{session_id}/acquire",
-                    {"offers": [{"operation": ECHO, "permits": 1}], "wait_seconds": 0})  # fmt: skip
+    response = post(
+        f"sessions/{session_id}/acquire", {"offers": [{"operation": ECHO, "permits": 1}], "wait_seconds": 0}
+    )
     return session_id, response.json()["claim"]
 
 
@@ -92,8 +78,8 @@ ROUTES = ["register", "session_heartbeat", "acquire", "claim_heartbeat", "upload
 def test_a_retry_returns_the_stored_response_byte_for_byte(claimed, route):
     session_id, claim = claimed
     path, payload, _ = routes(session_id, claim["claim_id"])[route]
-    first = post(worker_client(), path, payload, request_id="replayed-request")
-    again = post(worker_client(), path, payload, request_id="replayed-request")
+    first = post(path, payload, request_id="replayed-request")
+    again = post(path, payload, request_id="replayed-request")
     assert (again.status_code, again.content) == (first.status_code, first.content)
     assert WorkerRequest.objects.filter(request_id="replayed-request").count() == 1
 
@@ -103,7 +89,12 @@ def test_a_retried_registration_makes_one_session():
     client = worker_client()
     processors = [{"operation": ECHO, "processor_contract": "c", "slots": 1}]
     for _ in range(3):
-        post(client, "sessions", {"instance": "t", "protocol_version": "1", "processors": processors}, "register-once")
+        post(
+            "sessions",
+            {"instance": "t", "protocol_version": "1", "processors": processors},
+            "register-once",
+            client=client,
+        )
     assert WorkerSession.objects.count() == 1
 
 
@@ -112,8 +103,8 @@ def test_a_retried_registration_makes_one_session():
 def test_the_same_request_id_with_another_payload_is_409(claimed, route):
     session_id, claim = claimed
     path, payload, changed = routes(session_id, claim["claim_id"])[route]
-    post(worker_client(), path, payload, request_id="conflicting-id")
-    response = post(worker_client(), path, changed, request_id="conflicting-id")
+    post(path, payload, request_id="conflicting-id")
+    response = post(path, changed, request_id="conflicting-id")
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "request_id_reused"
 
@@ -125,7 +116,7 @@ def test_a_request_still_in_flight_is_409_request_in_progress(claimed, route):
     path, payload, _ = routes(session_id, claim["claim_id"])[route]
     with separate_connection(autocommit=True) as holder:
         holder.execute("SELECT pg_advisory_lock(%s)", [advisory_key("worker-request", "pool:in-flight-id")])
-        response = post(worker_client(), path, payload, request_id="in-flight-id")
+        response = post(path, payload, request_id="in-flight-id")
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "request_in_progress"
 
@@ -140,7 +131,7 @@ def test_every_route_needs_a_worker_token(claimed, route, token):
     if token:
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
     stored = WorkerRequest.objects.count()
-    response = post(client, path, payload)
+    response = post(path, payload, client=client)
     assert response.status_code == 401
     assert WorkerRequest.objects.count() == stored
 
@@ -150,7 +141,7 @@ def test_every_route_needs_a_worker_token(claimed, route, token):
 def test_another_identity_cannot_touch_my_session_or_claim(claimed, route):
     session_id, claim = claimed
     path, payload, _ = routes(session_id, claim["claim_id"])[route]
-    response = post(worker_client(OTHER_TOKEN), path, payload)
+    response = post(path, payload, client=worker_client(OTHER_TOKEN))
     assert response.status_code in (404, 409)
     assert response.json()["error"]["code"] in ("session_not_found", "claim_lost")
 
@@ -161,8 +152,11 @@ def test_user_tokens_and_worker_tokens_do_not_cross(owner, token_kind, api_clien
     from tests.factories import bearer_token_for
 
     if token_kind == "user":
-        response = post(worker_client(bearer_token_for(owner)), "sessions", {"instance": "t", "protocol_version": "1",
-                                                                            "processors": []})  # fmt: skip
+        response = post(
+            "sessions",
+            {"instance": "t", "protocol_version": "1", "processors": []},
+            client=worker_client(bearer_token_for(owner)),
+        )
     else:
         response = worker_client().get("/v1/projects")
     assert response.status_code == 401
@@ -171,7 +165,7 @@ def test_user_tokens_and_worker_tokens_do_not_cross(owner, token_kind, api_clien
 @pytest.mark.django_db
 def test_registering_a_processor_outside_the_identitys_scope_is_422():
     processors = [{"operation": "latex.compile.pdf/v1", "processor_contract": "c", "slots": 1}]
-    response = post(worker_client(), "sessions", {"instance": "t", "protocol_version": "1", "processors": processors})
+    response = post("sessions", {"instance": "t", "protocol_version": "1", "processors": processors})
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "processor_out_of_scope"
 
@@ -184,7 +178,7 @@ def test_registering_a_processor_outside_the_identitys_scope_is_422():
 def test_invalid_registrations_are_422(version, operation, slots):
     processors = [{"operation": operation, "processor_contract": "c", "slots": slots}] if operation else []
     payload = {"instance": "t", "protocol_version": version, "processors": processors}
-    response = post(worker_client(), "sessions", payload)
+    response = post("sessions", payload)
     assert response.status_code == 422
     assert WorkerSession.objects.count() == 0
 
@@ -219,8 +213,7 @@ def test_transfer_tickets_need_their_secret(claimed):
 def test_an_upload_ticket_cannot_download_and_a_download_ticket_cannot_upload(claimed):
     _, claim = claimed
     download = claim["input"]["download"]
-    response = worker_client().generic("PUT", download["url"], b"x", content_type="application/octet-stream",
-                                       HTTP_X_QUIRE_TRANSFER_SECRET=download["secret"])  # fmt: skip
+    response = put_bytes(download, b"x")
     assert response.status_code == 403
 
 
@@ -236,8 +229,9 @@ def test_acquiring_on_a_session_that_lapsed_says_session_gone(lapse):
         WorkerSession.objects.filter(pk=session_id).update(state="expired")
     else:
         WorkerSession.objects.filter(pk=session_id).update(expires_at=timezone.now() - timedelta(seconds=1))
-    response = post(worker_client(), f"sessions/{session_id}/acquire",
-                    {"offers": [{"operation": ECHO, "permits": 1}], "wait_seconds": 0})  # fmt: skip
+    response = post(
+        f"sessions/{session_id}/acquire", {"offers": [{"operation": ECHO, "permits": 1}], "wait_seconds": 0}
+    )
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "session_gone"
 
@@ -273,17 +267,13 @@ def test_bytes_uploaded_after_the_lease_ran_out_stage_nothing(claimed):
     def ticket_for(data: bytes) -> dict:
         upload = {"role": "echo", "media_type": "application/octet-stream", "filename": "e", "size": len(data),
                   "sha256": hashlib.sha256(data).hexdigest()}  # fmt: skip
-        return post(worker_client(), f"claims/{claim_id}/uploads", upload).json()
-
-    def put(ticket: dict, data: bytes):
-        return worker_client().generic("PUT", ticket["url"], data, content_type="application/octet-stream",
-                                       HTTP_X_QUIRE_TRANSFER_SECRET=ticket["secret"])  # fmt: skip
+        return post(f"claims/{claim_id}/uploads", upload).json()
 
     in_time, late = ticket_for(b"in time"), ticket_for(b"too late")
-    assert put(in_time, b"in time").status_code == 200
+    assert put_bytes(in_time, b"in time").status_code == 200
     ProcessingAttempt.objects.filter(claim_id=claim_id).update(lease_expires_at=timezone.now() - timedelta(hours=1))
 
-    response = put(late, b"too late")
+    response = put_bytes(late, b"too late")
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "claim_lost"
     assert list(StagedOutput.objects.values_list("sha256", flat=True)) == [hashlib.sha256(b"in time").hexdigest()]
@@ -296,8 +286,10 @@ def test_one_acquire_hands_out_several_claims_within_the_offer(owner):
         job_submit(actor_id=owner.pk, operation_name=ECHO, idempotency_key=f"k{index}", project_id=project.pk)
     session_id = register()  # two echo slots
 
-    response = post(worker_client(), f"sessions/{session_id}/acquire",
-                    {"offers": [{"operation": ECHO, "permits": 2}], "wait_seconds": 0, "max_claims": 5})  # fmt: skip
+    response = post(
+        f"sessions/{session_id}/acquire",
+        {"offers": [{"operation": ECHO, "permits": 2}], "wait_seconds": 0, "max_claims": 5},
+    )
 
     assert response.status_code == 200, response.content
     body = response.json()
@@ -318,8 +310,7 @@ def test_an_acquire_asking_for_an_impossible_number_of_claims_is_422(owner, max_
     session_id = register()
 
     offers = [{"operation": ECHO, "permits": 1}]
-    response = post(worker_client(), f"sessions/{session_id}/acquire",
-                    {"offers": offers, "wait_seconds": 0, "max_claims": max_claims})  # fmt: skip
+    response = post(f"sessions/{session_id}/acquire", {"offers": offers, "wait_seconds": 0, "max_claims": max_claims})
 
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "protocol_invalid"
@@ -363,7 +354,7 @@ def test_a_refused_upload_ticket_says_why_and_issues_nothing(claimed, change, st
     token = upload.pop("token", WORKER_TOKEN)
     tickets_before = TransferTicket.objects.count()
 
-    response = post(worker_client(token), f"claims/{claim['claim_id']}/uploads", upload)
+    response = post(f"claims/{claim['claim_id']}/uploads", upload, client=worker_client(token))
 
     assert (response.status_code, response.json()["error"]["code"]) == (status, code)
     assert TransferTicket.objects.count() == tickets_before
@@ -374,7 +365,7 @@ def test_an_upload_ticket_carries_the_roles_limit(claimed):
     _, claim = claimed
     upload = {"role": "echo", "media_type": "application/octet-stream", "filename": "e", "size": 3, "sha256": "a" * 64}
 
-    response = post(worker_client(), f"claims/{claim['claim_id']}/uploads", upload)
+    response = post(f"claims/{claim['claim_id']}/uploads", upload)
 
     assert response.status_code == 201
     assert response.json()["max_bytes"] == 64 * 1024 * 1024
@@ -386,8 +377,10 @@ def test_an_acquire_may_ask_for_as_many_claims_as_a_session_may_have_slots(owner
     job_submit(actor_id=owner.pk, operation_name=ECHO, idempotency_key="k", project_id=project.pk)
     session_id = register()
 
-    response = post(worker_client(), f"sessions/{session_id}/acquire",
-                    {"offers": [{"operation": ECHO, "permits": 2}], "wait_seconds": 0, "max_claims": 256})  # fmt: skip
+    response = post(
+        f"sessions/{session_id}/acquire",
+        {"offers": [{"operation": ECHO, "permits": 2}], "wait_seconds": 0, "max_claims": 256},
+    )
 
     assert response.status_code == 200, response.content
     assert len(response.json()["claims"]) == 1

@@ -15,15 +15,16 @@ ECHO = "test.echo/v1"
 ONE_ECHO_PERMIT = [{"operation": ECHO, "permits": 1}]
 
 
-def worker_client() -> APIClient:
+def worker_client(token: str = WORKER_TOKEN) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {WORKER_TOKEN}")
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
     return client
 
 
-def post(path: str, payload: dict, request_id: str | None = None):
+def post(path: str, payload: dict, request_id: str | None = None, *, client: APIClient | None = None):
+    """A mutating worker call with a fresh ``request_id`` unless one is given; as the pool identity by default."""
     body = json.dumps({**payload, "request_id": request_id or uuid.uuid4().hex})
-    return worker_client().generic("POST", f"{PREFIX}/{path}", body, content_type="application/json")
+    return (client or worker_client()).generic("POST", f"{PREFIX}/{path}", body, content_type="application/json")
 
 
 def queue_echo_jobs(owner, count: int) -> list[str]:
@@ -51,6 +52,12 @@ def stage_echo_output(claim: dict, data: bytes = b"echoed") -> None:
     declared = {"role": "echo", "media_type": "application/octet-stream", "filename": "echo", "size": len(data),
                 "sha256": hashlib.sha256(data).hexdigest()}  # fmt: skip
     ticket = post(f"claims/{claim['claim_id']}/uploads", declared).json()
-    response = worker_client().generic("PUT", ticket["url"], data, content_type="application/octet-stream",
-                                       HTTP_X_QUIRE_TRANSFER_SECRET=ticket["secret"])  # fmt: skip
+    response = put_bytes(ticket, data)
     assert response.status_code == 200, response.content
+
+
+def put_bytes(ticket: dict, data: bytes, **declared: str):
+    """PUT ``data`` on an upload ticket; ``declared`` (media_type, sha256, filename) become X-Quire-* headers."""
+    headers = {f"HTTP_X_QUIRE_{name.upper()}": value for name, value in declared.items()}
+    return worker_client().generic("PUT", ticket["url"], data, content_type="application/octet-stream",
+                                   HTTP_X_QUIRE_TRANSFER_SECRET=ticket["secret"], **headers)  # fmt: skip
