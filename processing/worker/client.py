@@ -19,6 +19,9 @@ from urllib.parse import quote, urlsplit
 
 logger = logging.getLogger(__name__)
 
+# Idle connections kept beyond this many are closed: a burst of parallel calls leaves no crowd of sockets behind.
+KEEP_IDLE_CONNECTIONS = 16
+
 
 class CoreError(Exception):
     """Core answered with a 4xx: the request was understood and refused."""
@@ -58,39 +61,50 @@ class HttpCoreClient:
         self._token = token
         self._timeout = timeout
         self._retry_deadline = retry_deadline
-        self._local = threading.local()
+        # Keep-alive connections between calls, shared by every thread: each job runs on a thread of its own,
+        # and a connection per thread cost a TCP connection (accept, setup, teardown on both sides) per job.
+        self._idle: list[http.client.HTTPConnection] = []
+        self._idle_lock = threading.Lock()
 
-    def _connection(self, timeout: float) -> http.client.HTTPConnection:
-        conn = getattr(self._local, "conn", None)
+    def _connection_take(self, timeout: float) -> tuple[http.client.HTTPConnection, bool]:
+        """An idle connection (most recently used first) or a new one; and whether it was reused."""
+        with self._idle_lock:
+            conn = self._idle.pop() if self._idle else None
+        reused = conn is not None
         if conn is None:
-            conn = self._local.conn = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
+            conn = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
         conn.timeout = timeout
         if conn.sock is not None:
             conn.sock.settimeout(timeout)
-        return conn
+        return conn, reused
 
-    def _reset(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-        self._local.conn = None
+    def _connection_give_back(self, conn: http.client.HTTPConnection) -> None:
+        with self._idle_lock:
+            if len(self._idle) < KEEP_IDLE_CONNECTIONS:
+                self._idle.append(conn)
+                return
+        conn.close()
 
     def _exchange(self, method: str, path: str, body: bytes | None, headers: dict, timeout: float):
-        reused = getattr(self._local, "conn", None) is not None
-        conn = self._connection(timeout)
+        conn, reused = self._connection_take(timeout)
         try:
             conn.request(method, path, body=body, headers={"Authorization": f"Bearer {self._token}", **headers})
             response = conn.getresponse()
-            return response.status, response.read()
+            status, data = response.status, response.read()
         except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
-            self._reset()
+            conn.close()
             if not reused:
                 raise
             # The server closed an idle keep-alive connection: send once more on a fresh one.
             return self._exchange(method, path, body, headers, timeout)
         except (OSError, http.client.HTTPException):
-            self._reset()
+            conn.close()
             raise
+        if response.will_close:
+            conn.close()
+        else:
+            self._connection_give_back(conn)
+        return status, data
 
     def _call(self, method: str, path: str, *, body: bytes | None = None, headers=None, timeout=None):
         """Send with retries on connection errors, 5xx and in-progress duplicates; raise CoreError on 4xx."""
