@@ -18,6 +18,7 @@ __all__ = [
     "grants_delete_for_project",
     "members_of",
     "permission_check",
+    "permission_held_sql",
     "permission_require",
     "principal_describe",
     "project_ids_permitting",
@@ -46,6 +47,12 @@ def permission_check(*, user_id: int | None, project_id: uuid.UUID, permission: 
     if not user_id:
         return False
     return selectors.permission_held(user_id=user_id, project_id=project_id, permission=permission)
+
+
+def permission_held_sql(*, permission: str, user_sql: str, project_sql: str) -> tuple[str, list]:
+    """``permission_check`` as an SQL condition (with its parameters) on the caller's user and project columns:
+    for a write that must happen only while the permission is held, decided in that write's own statement."""
+    return selectors.permission_held_sql(permission=permission, user_sql=user_sql, project_sql=project_sql)
 
 
 def permission_require(*, user_id: int | None, project_id: uuid.UUID, permission: str) -> str:

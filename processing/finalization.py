@@ -80,6 +80,12 @@ def job_finalize(*, job_id: uuid.UUID, token: uuid.UUID) -> str:
         logger.exception("publication crashed", extra=log)
         return _fail(job_id, token, *FINALIZER_CRASHED)
     if not published:
+        if publication.condition is not None:
+            try:
+                publication.condition.explain()
+            except FinalizationRejected as rejection:  # _fail changes nothing unless the token still owns the job
+                logger.warning("finalization rejected output", extra={**log, "code": rejection.code})
+                return _fail(job_id, token, rejection.failure_class, rejection.code, rejection.message)
         return ProcessingJob.objects.values_list("state", flat=True).get(pk=job_id)
     logger.info("job finalized", extra={**log, "processor_contract": attempt.processor_contract})
     return JobState.SUCCEEDED
@@ -148,8 +154,10 @@ def _publish(job_id: uuid.UUID, token: uuid.UUID, attempt: ProcessingAttempt, pu
     publication with work of its own runs that work first, under the job's lock, in the same transaction.
     """
     along = (publication.artifacts_insert_sql(attempt),) if publication.publish else ()
+    condition = publication.condition and (publication.condition.sql, publication.condition.params)
     succeeded = {"to": JobState.SUCCEEDED, "only_from": {JobState.FINALIZING}, "guard": {"finalization_token": token},
-                 "along": along, "processor_contract": attempt.processor_contract, **publication.extra}  # fmt: skip
+                 "along": along, "condition": condition, "processor_contract": attempt.processor_contract,
+                 **publication.extra}  # fmt: skip
     if publication.before_publish is None:
         # In a caller's transaction a refused statement would abort it; a savepoint keeps ``_fail`` possible.
         with transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext():
@@ -158,7 +166,10 @@ def _publish(job_id: uuid.UUID, token: uuid.UUID, attempt: ProcessingAttempt, pu
         job = _locked_if_owned(job_id, token)
         if job is None:
             return False
-        return job_transition(job_id=job_id, **{**succeeded, **publication.before_publish(job)})
+        moved = job_transition(job_id=job_id, **{**succeeded, **publication.before_publish(job)})
+        if not moved:  # the condition no longer held: the publication's own work is not kept either
+            transaction.set_rollback(True)
+        return moved
 
 
 def _fail(job_id: uuid.UUID, token: uuid.UUID, failure_class: str, code: str, message: str) -> str:

@@ -16,12 +16,23 @@ from dataclasses import dataclass, field
 from access import facade as access
 from processing.models import FailureClass, ProcessingArtifact, StagedOutput
 from processing.operations import operation_get
+from processing.transitions import JOB_ROW
 
 
 class FinalizationRejected(Exception):
     def __init__(self, failure_class: str, code: str, message: str):
         super().__init__(message)
         self.failure_class, self.code, self.message = failure_class, code, message
+
+
+@dataclass(frozen=True)
+class PublicationCondition:
+    """What must still hold where the publication writes: ``sql`` (with ``params``) on the job's row, checked by
+    the publishing statement itself; ``explain()`` raises FinalizationRejected when it no longer holds."""
+
+    sql: str
+    params: list
+    explain: Callable[[], None]
 
 
 @dataclass
@@ -32,6 +43,7 @@ class Publication:
     publish: list[StagedOutput]
     extra: dict = field(default_factory=dict)
     before_publish: Callable | None = None
+    condition: PublicationCondition | None = None
 
     def artifacts_insert_sql(self, attempt) -> tuple[str, list]:
         """The artifacts as an INSERT that writes them only for the job the CTE ``moved`` yields, to go
@@ -98,12 +110,23 @@ def requester_still_allowed(job) -> None:
         )
 
 
+def requester_permission_condition(job) -> PublicationCondition | None:
+    """``requester_still_allowed`` decided by the publishing statement: a grant revoked while the outputs were
+    checked cannot slip in between a separate check and the publication."""
+    operation = operation_get(job.operation)
+    if job.project_id is None or operation.permission is None:
+        return None
+    sql, params = access.permission_held_sql(
+        permission=operation.permission, user_sql=f"{JOB_ROW}.requester_id", project_sql=f"{JOB_ROW}.project_id"
+    )
+    return PublicationCondition(sql, params, explain=lambda: requester_still_allowed(job))
+
+
 def publish_artifacts(job, staged: list[StagedOutput]) -> Publication:
-    """Builds and exports: publish every staged output as an artifact."""
+    """Builds and exports: publish every staged output as an artifact, while the requester may still see it."""
     for output in staged:
         staged_bytes_verified(job, output)
-    requester_still_allowed(job)
-    return Publication(publish=staged)
+    return Publication(publish=staged, condition=requester_permission_condition(job))
 
 
 def provision_imported_project(job, staged: list[StagedOutput]) -> Publication:

@@ -41,6 +41,7 @@ def job_transition(
     only_from: frozenset[str] | set[str] | None = None,
     guard: dict | None = None,
     along: tuple[tuple[str, list], ...] = (),
+    condition: tuple[str, list] | None = None,
     **fields,
 ) -> bool:
     """Move the job to ``to`` if its state allows it (and is in ``only_from``) and its fields equal
@@ -48,6 +49,8 @@ def job_transition(
 
     ``along`` (terminal states only) are further writes made in the same statement when the job moves:
     each an SQL statement that selects from the CTE ``moved`` (the moved job's ``id``), with its parameters.
+    ``condition`` (terminal states only) is one more SQL condition, with its parameters, that the job's row
+    (``JOB_ROW``) must meet in the same statement.
     """
     sources = {state for state, targets in ALLOWED.items() if to in targets}
     if only_from is not None:
@@ -56,25 +59,32 @@ def job_transition(
         raise ValueError(f"no allowed transition into {to!r} from {only_from!r}")
     updates = {"state": to, **fields}
     if to not in TERMINAL_STATES:
-        if along:
-            raise ValueError("only a terminal transition carries further writes")
+        if along or condition:
+            raise ValueError("only a terminal transition carries further writes or conditions")
         return ProcessingJob.objects.filter(pk=job_id, state__in=sources, **(guard or {})).update(**updates) == 1
     now = timezone.now()
     updates.update(completed_at=now, phase=Phase.COMPLETE, finalization_token=None, finalization_expires_at=None)
-    return _terminal_commit(job_id, sorted(sources), to, updates, now, guard or {}, along)
+    return _terminal_commit(job_id, sorted(sources), to, updates, now, guard or {}, along, condition)
 
 
-def _terminal_commit(job_id, sources: list[str], to: str, updates: dict, now, guard: dict, along) -> bool:
+# How a transition's ``condition`` names the job's row.
+JOB_ROW = ProcessingJob._meta.db_table
+
+
+def _terminal_commit(job_id, sources: list[str], to: str, updates: dict, now, guard: dict, along, condition) -> bool:
     """The guarded UPDATE, the terminal commit row, the outbox event (if the state has one), the caller's
     further writes and the relay's wake-up: one statement, so one round trip, and atomic even outside a
     transaction. A second terminal commit of a job violates the terminal commit's primary key and fails
     the whole statement, as before."""
     assignments, params = _assignments(updates)
     conditions, condition_params = _assignments(guard, operator="IS NOT DISTINCT FROM", separator=" AND ")
+    if condition is not None:
+        conditions = " AND ".join(part for part in (conditions, condition[0]) if part)
+        condition_params += condition[1]
     sql = f"""
         WITH moved AS (
-            UPDATE {ProcessingJob._meta.db_table} SET {assignments}
-            WHERE id = %s AND state = ANY(%s) {"AND " + conditions if guard else ""} RETURNING id
+            UPDATE {JOB_ROW} SET {assignments}
+            WHERE id = %s AND state = ANY(%s) {"AND " + conditions if conditions else ""} RETURNING id
         ), committed AS (
             INSERT INTO {TerminalCommit._meta.db_table} (job_id, state, committed_at) SELECT id, %s, %s FROM moved
         )"""  # noqa: S608  table and column names are the models' own; every value is a parameter

@@ -16,7 +16,7 @@ from config.http.parsers import RawBodyParser, loads_strict
 from processing.claims import Claim, claims_acquire
 from processing.configuration import limits
 from processing.delivery import Diagnostics, attempt_fail, attempt_release, delivery_accept
-from processing.exceptions import ClaimLost, ProtocolInvalid, SessionGone
+from processing.exceptions import ClaimLost, ProtocolInvalid
 from processing.finalization import job_finalize
 from processing.models import AttemptState, ProcessingAttempt
 from processing.operations import operation_get
@@ -27,6 +27,7 @@ from processing.protocol.replay import replay_run
 from processing.protocol.sessions import (
     ClaimHolder,
     claim_holder,
+    claim_holder_with_slots,
     session_drain,
     session_heartbeat,
     session_register,
@@ -254,8 +255,14 @@ class DeliveryApi(WorkerApi):
     )
     def post(self, request, claim_id: uuid.UUID):
         def handle(data):
-            holder = self.claim_of(request, claim_id)
-            offers = self._successor_offers(request, holder.session_id, data.get("offers") or [])
+            found = claim_holder_with_slots(claim_id=claim_id, identity=self.identity(request).name)
+            if found is None:
+                raise ClaimLost()
+            holder, slots = found
+            # Offers are checked as an acquire's are, before anything changes; none once the session has
+            # ended, which must not hold up the delivery itself.
+            offered = data.get("offers") or []
+            offers = _offers_within(slots, offered) if offered and slots is not None else {}
             try:
                 job_id, token = delivery_accept(claim_id=claim_id, diagnostics=_diagnostics(data.get("diagnostics")))
             except ClaimLost:
@@ -269,17 +276,6 @@ class DeliveryApi(WorkerApi):
             return 200, {"job_id": str(job_id), "job_state": state, "claims": _claim_bodies(successors)}
 
         return self.replayed(request, f"claims/{claim_id}/delivery", s.DeliverySerializer, handle)
-
-    def _successor_offers(self, request, session_id: uuid.UUID, offered: list[dict]) -> dict[str, int]:
-        """The delivery's offers, checked as an acquire's are before anything changes; none once the session
-        has ended, which must not hold up the delivery itself."""
-        if not offered:
-            return {}
-        try:
-            registered = session_slots(self.identity(request), session_id)
-        except SessionGone:
-            return {}
-        return _offers_within(registered, offered)
 
 
 SECRET_PARAMETER = OpenApiParameter(SECRET_HEADER, location=OpenApiParameter.HEADER, required=True)

@@ -199,10 +199,10 @@ def test_claims_go_on_while_a_long_transaction_holds_the_xmin_horizon(owner):
 def test_a_finalizer_that_crashes_fails_the_job_instead_of_leaving_it_finalizing(owner, monkeypatch):
     from processing import finalizers
 
-    def crash(job):
+    def crash(job, staged):
         raise TypeError("unexpected shape")
 
-    monkeypatch.setattr(finalizers, "requester_still_allowed", crash)
+    monkeypatch.setattr(finalizers, "staged_bytes_verified", crash)
     job_id = _job(owner, "finalizer-crash")
 
     assert _deliver(_claim(WorkerSessionFactory(processors={ECHO: 1}))) == JobState.FAILED
@@ -249,10 +249,10 @@ def test_a_lost_database_during_finalization_leaves_the_job_for_recovery(owner, 
 
     from processing import finalizers
 
-    def database_gone(job):
+    def database_gone(job, staged):
         raise OperationalError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr(finalizers, "requester_still_allowed", database_gone)
+    monkeypatch.setattr(finalizers, "staged_bytes_verified", database_gone)
     job_id = _job(owner, "finalizer-database-gone")
 
     with pytest.raises(OperationalError):
