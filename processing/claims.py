@@ -8,11 +8,12 @@ Selection is FIFO by creation among claimable jobs of the offered operations,
 holds its running limit (made exact by transaction-scoped advisory locks).
 
 The steps run inside the database function ``processing_claim`` (migrations
-0003 and 0007): the claim is on the path of every job and of pickup latency, and as
+0003, 0007 and 0009): the claim is on the path of every job and of pickup latency, and as
 separate queries it cost nine round trips (capacity, count, candidate, lock,
 recount, attempt, ticket, job, commit) where the function costs one. An acquire
 offering several permits may ask for several claims; they are made one after the
-other in that one call, each exactly as a single claim is.
+other in that one call, each exactly as a single claim is. Each claim comes with a
+download ticket for its input and an upload ticket per result role of its operation.
 """
 
 import json
@@ -25,6 +26,7 @@ from django.db.models.expressions import RawSQL
 
 from config.prepared import prepared_cursor
 from processing.configuration import limits
+from processing.operations import operation_get
 from processing.transfers import IssuedTicket, ticket_secret_new
 
 CANDIDATE_TRIES = 8
@@ -47,6 +49,7 @@ class Claim:
     project_id: uuid.UUID | None
     input_size: int
     download: IssuedTicket
+    uploads: dict[str, IssuedTicket]  # result role → its upload ticket
 
 
 # The transaction's now() as an expression, so a query can carry it instead of a round trip of its own.
@@ -60,7 +63,10 @@ def db_now() -> datetime:
         return cursor.fetchone()[0]
 
 
-_CLAIM_SQL = "SELECT * FROM processing_claim(%s, %s::jsonb, %s, %s, %s, %s, %s::uuid[], %s::uuid[], %s::text[], %s)"
+_CLAIM_SQL = (
+    "SELECT * FROM processing_claim(%s, %s::jsonb, %s, %s, %s, %s, %s::uuid[], %s::uuid[], %s::text[], %s, %s::jsonb,"
+    " %s::uuid[], %s::text[])"
+)
 
 
 def claims_acquire(*, session_id: uuid.UUID, offers: dict[str, int], count: int = 1) -> list[Claim]:
@@ -75,16 +81,19 @@ def claims_acquire(*, session_id: uuid.UUID, offers: dict[str, int], count: int 
     if count <= 0:
         return []
     claim_ids, ticket_ids = [uuid.uuid4() for _ in range(count)], [uuid.uuid4() for _ in range(count)]
-    secrets = [ticket_secret_new() for _ in range(count)]
+    roles = {operation: [[role.role, role.max_bytes] for role in operation_get(operation).result_roles]
+             for operation in offers if operation_get(operation) is not None}  # fmt: skip
+    upload_ids = [uuid.uuid4() for _ in range(count * max(map(len, roles.values()), default=0))]
+    secrets = [ticket_secret_new() for _ in range(count + len(upload_ids))]
     with prepared_cursor() as cursor:
         cursor.execute(
             _CLAIM_SQL,
             [session_id, json.dumps(offers), limit.running_jobs_per_requester, limit.running_jobs_per_project,
-             limit.lease_seconds, CANDIDATE_TRIES, claim_ids, ticket_ids, [digest for _, digest in secrets],
-             limit.transfer_ticket_seconds],
+             limit.lease_seconds, CANDIDATE_TRIES, claim_ids, ticket_ids, [digest for _, digest in secrets[:count]],
+             limit.transfer_ticket_seconds, json.dumps(roles), upload_ids, [digest for _, digest in secrets[count:]]],
         )  # fmt: skip
         rows = cursor.fetchall()
-    secret_of = {ticket_id: secret for ticket_id, (secret, _) in zip(ticket_ids, secrets, strict=True)}
+    secret_of = {ticket_id: secret for ticket_id, (secret, _) in zip(ticket_ids + upload_ids, secrets, strict=True)}
     return [_claim(row, secret_of) for row in rows]
 
 
@@ -96,7 +105,8 @@ def claim_acquire(*, session_id: uuid.UUID, offers: dict[str, int]) -> Claim | N
 
 def _claim(row: tuple, secret_of: dict[uuid.UUID, str]) -> Claim:
     (job_id, attempt_id, number, operation, contract, lease_expires_at, blob_id, digest, options, profile,
-     filename, project_id, size, ticket_expires_at, claim_id, ticket_id) = row  # fmt: skip
+     filename, project_id, size, ticket_expires_at, claim_id, ticket_id, upload_roles, upload_ids,
+     upload_max_bytes) = row  # fmt: skip
     if isinstance(options, str):  # a raw cursor hands jsonb back as text
         options = json.loads(options)
     return Claim(
@@ -105,4 +115,6 @@ def _claim(row: tuple, secret_of: dict[uuid.UUID, str]) -> Claim:
         input_digest=digest, options=options, input_profile=profile, input_filename=filename,
         project_id=project_id, input_size=size,
         download=IssuedTicket(ticket_id, secret_of[ticket_id], ticket_expires_at, size),
+        uploads={role: IssuedTicket(upload_id, secret_of[upload_id], ticket_expires_at, max_bytes)
+                 for role, upload_id, max_bytes in zip(upload_roles, upload_ids, upload_max_bytes, strict=True)},
     )  # fmt: skip

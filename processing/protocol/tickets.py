@@ -11,11 +11,9 @@ import uuid
 from dataclasses import dataclass
 
 from config.prepared import prepared_cursor
-from processing.claims import Claim
 from processing.configuration import limits
 from processing.exceptions import ClaimLost, OutputRejected, TicketInvalid
 from processing.leases import CLAIM_CURRENT_SQL
-from processing.operations import operation_get
 from processing.protocol.sessions import claim_holder
 from processing.staging import (
     CURRENT_ACCEPTING_ATTEMPT_SQL,
@@ -62,42 +60,12 @@ def upload_ticket_issue(
     return IssuedTicket(ticket_id, secret, expires_at, max_bytes)
 
 
-# A claim's upload tickets, one per result role of its operation, issued with the claim so that an agent needs
-# no request per output: the media type, filename and digest come with the bytes (``DeclaredUpload``).
-_CLAIM_UPLOADS_SQL = """
-    INSERT INTO processing_transferticket
-        (id, secret_sha256, kind, attempt_id, role, media_type, filename, max_bytes, expected_sha256,
-         expected_size, blob_id, created_at, expires_at)
-    SELECT ticket.id, ticket.secret_sha256, 'upload_output', ticket.attempt_id, ticket.role, '', '',
-           ticket.max_bytes, '', NULL, NULL, now(), now() + make_interval(secs => %s)
-    FROM unnest(%s::uuid[], %s::text[], %s::bigint[], %s::text[], %s::bigint[])
-         AS ticket(id, secret_sha256, attempt_id, role, max_bytes)
-    RETURNING id, expires_at
-"""
-
-
-def claim_uploads_issue(claims: list[Claim]) -> dict[uuid.UUID, dict[str, IssuedTicket]]:
-    """Claim id → role → an upload ticket for each result role of the claims' operations, in one statement."""
-    wanted = [(claim.claim_id, claim.attempt_id, role.role, role.max_bytes, *ticket_secret_new())
-              for claim in claims for role in operation_get(claim.operation).result_roles]  # fmt: skip
-    if not wanted:
-        return {}
-    ids = [uuid.uuid4() for _ in wanted]
-    with prepared_cursor() as cursor:
-        cursor.execute(_CLAIM_UPLOADS_SQL, [
-            limits().transfer_ticket_seconds, ids, [w[5] for w in wanted], [w[1] for w in wanted],
-            [w[2] for w in wanted], [w[3] for w in wanted],
-        ])  # fmt: skip
-        expires = dict(cursor.fetchall())
-    issued: dict[uuid.UUID, dict[str, IssuedTicket]] = {}
-    for ticket_id, (claim_id, _, role, max_bytes, secret, _) in zip(ids, wanted, strict=True):
-        issued.setdefault(claim_id, {})[role] = IssuedTicket(ticket_id, secret, expires[ticket_id], max_bytes)
-    return issued
-
-
 @dataclass(frozen=True)
 class DeclaredUpload:
-    """What a PUT on a claim's upload ticket says of its bytes (headers); a requested ticket declared it before."""
+    """What a PUT on a claim's upload ticket says of its bytes (headers); a requested ticket declared it before.
+
+    A claim carries an upload ticket per result role of its operation (made by the claim, ``processing.claims``),
+    so that an agent needs no request per output: the media type, filename and digest come with the bytes."""
 
     media_type: str = ""
     filename: str = ""

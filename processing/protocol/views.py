@@ -133,11 +133,10 @@ class SessionDrainApi(WorkerApi):
 
 
 def _claim_bodies(claims: list[Claim]) -> list[dict]:
-    uploads = tickets.claim_uploads_issue(claims)
-    return [_claim_body(claim, uploads.get(claim.claim_id, {})) for claim in claims]
+    return [_claim_body(claim) for claim in claims]
 
 
-def _claim_body(claim: Claim, uploads: dict[str, IssuedTicket]) -> dict:
+def _claim_body(claim: Claim) -> dict:
     limit = limits()
     issued = claim.download
     operation = operation_get(claim.operation)
@@ -152,7 +151,7 @@ def _claim_body(claim: Claim, uploads: dict[str, IssuedTicket]) -> dict:
                     "attempt": claim.attempt_number},
         "input": {"sha256": claim.input_digest, "size": claim.input_size, "schema": operation.input_schema,
                   "download": _ticket_body(issued)},
-        "uploads": {role: _ticket_body(ticket) for role, ticket in uploads.items()},
+        "uploads": {role: _ticket_body(ticket) for role, ticket in claim.uploads.items()},
     }  # fmt: skip
 
 

@@ -6,6 +6,8 @@ import pytest
 
 from processing.claims import claim_acquire, claims_acquire
 from processing.models import AttemptState, JobState, ProcessingAttempt, ProcessingJob, TransferTicket
+from processing.operations import operation_get
+from processing.submission import job_submit
 from tests.factories import ProjectFactory
 from tests.processing.conftest import submit_build
 from tests.processing.factories import WorkerSessionFactory
@@ -13,6 +15,7 @@ from tests.processing.factories import WorkerSessionFactory
 pytestmark = pytest.mark.django_db
 
 LATEX = "latex.compile.pdf/v1"
+ECHO = "test.echo/v1"
 ROOMY = {"running_jobs_per_requester": 50, "running_jobs_per_project": 50}
 
 
@@ -77,3 +80,27 @@ def test_a_single_claim_is_a_batch_of_one(api_client_for, owner, configure_deplo
 
     assert str(claim.job_id) == job_ids[0]
     assert ProcessingJob.objects.get(pk=job_ids[1]).state == JobState.QUEUED
+
+
+def test_each_claim_of_a_mixed_acquire_carries_upload_tickets_for_its_own_operations_roles(
+    api_client_for, owner, configure_deployment
+):
+    configure_deployment(operations=[LATEX, ECHO], limits=ROOMY)
+    for index in range(2):  # oldest first: build, echo, build, echo
+        submit_build(api_client_for(owner), ProjectFactory(owner=owner, starter=True), key=f"b{index}")
+        job_submit(actor_id=owner.pk, operation_name=ECHO, idempotency_key=f"e{index}",
+                   project_id=ProjectFactory(owner=owner, starter=True).pk)  # fmt: skip
+    session = WorkerSessionFactory(processors={LATEX: 2, ECHO: 2})
+
+    claims = claims_acquire(session_id=session.pk, offers={LATEX: 2, ECHO: 2}, count=4)
+
+    assert [claim.operation for claim in claims] == [LATEX, ECHO, LATEX, ECHO]
+    tickets = [(claim, role, ticket) for claim in claims for role, ticket in claim.uploads.items()]
+    assert [sorted(claim.uploads) for claim in claims] == [["log", "pdf"], ["echo"], ["log", "pdf"], ["echo"]]
+    assert len({ticket.ticket_id for _, _, ticket in tickets}) == len(tickets) == 6
+    for claim, role, ticket in tickets:
+        row = TransferTicket.objects.get(pk=ticket.ticket_id)
+        assert (row.kind, row.role, row.attempt.claim_id) == ("upload_output", role, claim.claim_id)
+        assert row.max_bytes == ticket.max_bytes == operation_get(claim.operation).role(role).max_bytes
+        assert row.secret_sha256 == hashlib.sha256(ticket.secret.encode()).hexdigest()
+        assert row.expires_at == ticket.expires_at == claim.download.expires_at
