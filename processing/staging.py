@@ -39,6 +39,14 @@ def role_limits_accepting(*, role: str, media_type: str, size: int) -> dict[str,
     return accepting
 
 
+def role_limits_all() -> dict[str, dict[str, dict[str, int]]]:
+    """Operation → role → media type → byte limit: every output any operation takes, for a statement that
+    checks an output against its claim's operation itself."""
+    cap = limits().artifact_bytes
+    return {name: {role.role: dict.fromkeys(role.media_types, min(role.max_bytes, cap)) for role in op.result_roles}
+            for name, op in REGISTRY.items()}  # fmt: skip
+
+
 # The claim's attempt, only while the claim is current and only if its operation is one of %(accepting)s
 # (operation → byte limit, from role_limits_accepting): what staging and upload tickets are fenced by.
 CURRENT_ACCEPTING_ATTEMPT_SQL = f"""
@@ -47,12 +55,13 @@ CURRENT_ACCEPTING_ATTEMPT_SQL = f"""
     WHERE attempt.claim_id = %(claim)s AND {CLAIM_CURRENT_SQL} AND %(accepting)s::jsonb ? attempt.operation
 """
 
-# Stage in one statement: the blob is stored (or touched) only when the staged row is written too, so a
-# refused upload leaves nothing behind. The same role uploaded again replaces the earlier bytes.
-_STAGE_SQL = f"""
-    WITH attempt AS (
-        SELECT attempt.id {CURRENT_ACCEPTING_ATTEMPT_SQL}
-    ), blob AS (
+
+def staging_sql(attempt_sql: str) -> str:
+    """Stage in one statement, for the attempt (``id``, ``role``, ``media_type``, ``filename``) that
+    ``attempt_sql`` selects, if any: the blob is stored (or touched) only when the staged row is written too, so a
+    refused upload leaves nothing behind. The same role uploaded again replaces the earlier bytes."""
+    return f"""
+    WITH attempt AS ({attempt_sql}), blob AS (
         INSERT INTO processing_processingblob (sha256, size_bytes, data, created_at, touched_at)
         SELECT %(sha256)s, %(size)s, %(data)s, now(), now() WHERE EXISTS (SELECT 1 FROM attempt)
         ON CONFLICT (sha256, size_bytes) DO UPDATE SET touched_at = now()
@@ -60,12 +69,18 @@ _STAGE_SQL = f"""
     )
     INSERT INTO processing_stagedoutput
         (attempt_id, role, media_type, filename, size_bytes, sha256, blob_id, created_at)
-    SELECT attempt.id, %(role)s, %(media_type)s, %(filename)s, %(size)s, %(sha256)s, blob.id, now()
+    SELECT attempt.id, attempt.role, attempt.media_type, attempt.filename, %(size)s, %(sha256)s, blob.id, now()
     FROM attempt CROSS JOIN blob
     ON CONFLICT (attempt_id, role) DO UPDATE SET media_type = EXCLUDED.media_type, filename = EXCLUDED.filename,
         size_bytes = EXCLUDED.size_bytes, sha256 = EXCLUDED.sha256, blob_id = EXCLUDED.blob_id
-    RETURNING id, attempt_id, blob_id, created_at
-"""  # noqa: S608  the fragment is a constant; every value is a parameter
+    RETURNING id, attempt_id, blob_id, created_at, role
+    """  # noqa: S608  the fragments are constants; every value is a parameter
+
+
+_STAGE_SQL = staging_sql(
+    "SELECT attempt.id, %(role)s AS role, %(media_type)s AS media_type, %(filename)s AS filename "
+    + CURRENT_ACCEPTING_ATTEMPT_SQL
+)
 
 
 def output_stage(
@@ -87,7 +102,7 @@ def output_stage(
         row = cursor.fetchone()
     if row is None:
         refusal_explain(claim_id=claim_id, role=role, media_type=media_type, size=len(data))
-    staged_id, attempt_id, blob_id, created_at = row
+    staged_id, attempt_id, blob_id, created_at, _ = row
     return StagedOutput(id=staged_id, attempt_id=attempt_id, blob_id=blob_id, created_at=created_at, **fields)
 
 

@@ -20,6 +20,8 @@ from processing.staging import (
     output_stage,
     refusal_explain,
     role_limits_accepting,
+    role_limits_all,
+    staging_sql,
 )
 from processing.transfers import IssuedTicket, ticket_secret_new
 
@@ -128,12 +130,53 @@ def download_redeem(*, ticket_id: uuid.UUID, secret: str) -> tuple[bytes, str]:
     return bytes(data), expected_sha256
 
 
+# A requested ticket was declared when issued (its expected_sha256 is set); a claim's ticket takes the declaration
+# that comes with the bytes. Everything upload_redeem checks, in the statement that stages: the ticket by id and
+# secret, its claim current, the declared digest and size those of the bytes, the role taking the media type and
+# size for the claim's operation (%(role_limits)s, from role_limits_all).
+_REDEEM_ATTEMPT_SQL = f"""
+    SELECT attempt.id, ticket.role, declared.media_type,
+           coalesce(nullif(declared.filename, ''), ticket.role) AS filename
+    FROM processing_transferticket AS ticket
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN ticket.expected_sha256 <> '' THEN ticket.media_type ELSE %(media_type)s END AS media_type,
+               CASE WHEN ticket.expected_sha256 <> '' THEN ticket.filename ELSE %(filename)s END AS filename,
+               CASE WHEN ticket.expected_sha256 <> '' THEN ticket.expected_sha256 ELSE %(declared_sha256)s END
+                   AS sha256
+    ) AS declared
+    JOIN processing_processingattempt AS attempt ON attempt.id = ticket.attempt_id
+    JOIN processing_processingjob AS job ON job.id = attempt.job_id
+    WHERE ticket.id = %(ticket)s AND ticket.kind = 'upload_output' AND ticket.expires_at > now()
+      AND ticket.secret_sha256 = %(secret_sha256)s AND {CLAIM_CURRENT_SQL}
+      AND declared.sha256 = %(sha256)s AND coalesce(ticket.expected_size, %(size)s) = %(size)s
+      AND %(size)s <= ticket.max_bytes
+      AND %(size)s <= (%(role_limits)s::jsonb #>> ARRAY[attempt.operation, ticket.role, declared.media_type])::bigint
+"""  # noqa: S608  the fragment is a constant; every value is a parameter
+_REDEEM_SQL = staging_sql(_REDEEM_ATTEMPT_SQL)
+
+
 def upload_redeem(*, ticket_id: uuid.UUID, secret: str, data: bytes, declared: DeclaredUpload) -> dict:
     """Stage the uploaded bytes for the ticket's role. The same bytes again are accepted again.
 
     A requested ticket checks the bytes against what was declared when it was issued (``declared`` is ignored);
-    a claim's ticket against ``declared``, which must name the media type and the digest.
+    a claim's ticket against ``declared``, which must name the media type and the digest. One statement when all
+    is in order; otherwise the checks one by one say what is not.
     """
+    digest = hashlib.sha256(data).hexdigest()
+    with prepared_cursor() as cursor:
+        cursor.execute(_REDEEM_SQL, {
+            "ticket": ticket_id, "secret_sha256": _secret_sha256(secret), "media_type": declared.media_type,
+            "filename": declared.filename[:255], "declared_sha256": declared.sha256.lower(), "sha256": digest,
+            "size": len(data), "data": data, "role_limits": json.dumps(role_limits_all()),
+        })  # fmt: skip
+        staged = cursor.fetchone()
+    if staged is not None:
+        return {"role": staged[-1], "size": len(data), "sha256": digest}
+    return _upload_redeem_explained(ticket_id=ticket_id, secret=secret, data=data, declared=declared)
+
+
+def _upload_redeem_explained(*, ticket_id: uuid.UUID, secret: str, data: bytes, declared: DeclaredUpload) -> dict:
+    """``upload_redeem`` check by check, raising the first refusal (or staging, if all is in order by now)."""
     ticket = _upload_redeemable(ticket_id, secret)
     if ticket.expected_sha256:
         declared = DeclaredUpload(ticket.media_type, ticket.filename, ticket.expected_sha256)

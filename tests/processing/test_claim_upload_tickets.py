@@ -17,6 +17,7 @@ from tests.processing.worker_calls import (
     put_bytes,
     queue_echo_jobs,
     session_with_one_echo_slot,
+    statements_sent,
     worker_client,
 )
 
@@ -134,3 +135,25 @@ def test_a_requested_ticket_keeps_the_declaration_it_was_issued_with_whatever_th
     assert response.status_code == 200, response.content
     staged = StagedOutput.objects.get()
     assert (staged.media_type, staged.filename) == ("application/octet-stream", "asked.bin")
+
+
+def test_a_good_put_on_the_claims_ticket_is_checked_and_staged_by_one_statement(claim, monkeypatch):
+    with statements_sent(monkeypatch) as sent:
+        response = put_bytes(claim["uploads"]["echo"], ECHOED, **declared_for(ECHOED))
+
+    assert response.status_code == 200, response.content
+    assert len(sent) == 1, sent
+    assert StagedOutput.objects.get().sha256 == hashlib.sha256(ECHOED).hexdigest()
+
+
+def test_a_good_put_on_a_requested_ticket_is_checked_and_staged_by_one_statement(claim, monkeypatch):
+    declared = {"role": "echo", "media_type": "application/octet-stream", "filename": "e.bin", "size": len(ECHOED),
+                "sha256": hashlib.sha256(ECHOED).hexdigest()}  # fmt: skip
+    ticket = post(f"claims/{claim['claim_id']}/uploads", declared).json()
+
+    with statements_sent(monkeypatch) as sent:
+        response = put_bytes(ticket, ECHOED)
+
+    assert response.status_code == 200, response.content
+    assert len(sent) == 1, sent
+    assert StagedOutput.objects.get().filename == "e.bin"

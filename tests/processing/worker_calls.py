@@ -1,9 +1,11 @@
 """Worker protocol calls for in-process tests: an echo deployment's session, claims and outputs."""
 
+import contextlib
 import hashlib
 import json
 import uuid
 
+import psycopg
 from rest_framework.test import APIClient
 
 from processing.submission import job_submit
@@ -61,3 +63,18 @@ def put_bytes(ticket: dict, data: bytes, **declared: str):
     headers = {f"HTTP_X_QUIRE_{name.upper()}": value for name, value in declared.items()}
     return worker_client().generic("PUT", ticket["url"], data, content_type="application/octet-stream",
                                    HTTP_X_QUIRE_TRANSFER_SECRET=ticket["secret"], **headers)  # fmt: skip
+
+
+@contextlib.contextmanager
+def statements_sent(monkeypatch):
+    """Collect the SQL of every statement sent to PostgreSQL meanwhile (Django's cursors and prepared ones)."""
+    sent: list[str] = []
+    execute = psycopg.Cursor.execute
+
+    def recorded(cursor, query, *args, **kwargs):
+        sent.append(str(query))
+        return execute(cursor, query, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(psycopg.Cursor, "execute", recorded)
+        yield sent
