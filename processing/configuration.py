@@ -4,6 +4,7 @@ Both are TOML files read once per process and re-read when they change on disk.
 """
 
 import hmac
+import os
 import tomllib
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
@@ -69,21 +70,27 @@ class Distribution:
     input_profiles: dict[str, dict[str, str]]
 
 
-def _file_key(path: Path) -> tuple[str, float]:
-    return str(path), path.stat().st_mtime if path.exists() else 0.0
+def _file_key(path: Path | str) -> tuple[str, int]:
+    """The file's path and modification time (0 when it is missing): one ``stat``, as every job asks many times."""
+    try:
+        return str(path), os.stat(path).st_mtime_ns
+    except FileNotFoundError:
+        return str(path), 0
+
+
+_DEFAULT_DEPLOYMENT = str(VAR_DIR / "deployment.toml")
 
 
 def deployment_path() -> Path:
-    configured = settings.QUIRE_DEPLOYMENT_FILE
-    return Path(configured) if configured else VAR_DIR / "deployment.toml"
+    return Path(settings.QUIRE_DEPLOYMENT_FILE or _DEFAULT_DEPLOYMENT)
 
 
 def deployment() -> Deployment:
-    return _deployment_cached(*_file_key(deployment_path()))
+    return _deployment_cached(*_file_key(settings.QUIRE_DEPLOYMENT_FILE or _DEFAULT_DEPLOYMENT))
 
 
 @lru_cache(maxsize=8)
-def _deployment_cached(path: str, mtime: float) -> Deployment:
+def _deployment_cached(path: str, mtime: int) -> Deployment:
     if not mtime:
         return Deployment()
     raw = tomllib.loads(Path(path).read_text())
@@ -108,7 +115,7 @@ def distribution() -> Distribution:
 
 
 @lru_cache(maxsize=8)
-def _distribution_cached(path: str, mtime: float, with_test_operations: bool) -> Distribution:
+def _distribution_cached(path: str, mtime: int, with_test_operations: bool) -> Distribution:
     if not mtime:
         raise ValueError(f"no distribution file at {path}")
     raw = tomllib.loads(Path(path).read_text())

@@ -24,6 +24,7 @@ runs before they are sent. A streamed response is still closed after sending.
 """
 
 import asyncio
+import contextvars
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 
@@ -33,7 +34,7 @@ from django.core import signals
 from django.core.exceptions import ImproperlyConfigured, RequestAborted
 from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.core.handlers.exception import convert_exception_to_response
-from django.http import FileResponse
+from django.http import FileResponse, HttpResponse
 from django.urls import set_script_prefix, set_urlconf
 from django.utils.log import log_response
 from django.utils.module_loading import import_string
@@ -153,6 +154,46 @@ class SyncChainASGIHandler(ASGIHandler):
                 await self.handle(scope, receive, send)
         finally:
             self.executors.give_back(executor)
+
+
+class InMemoryEdgeHandler(SyncChainASGIHandler):
+    """For routes whose answers are in memory and whose clients wait for them (the worker protocol): each
+    request is one call on a shared thread pool, without a thread context of its own or a disconnect listener.
+
+    A request's thread context exists so that its several crossings into threads use one thread (its database
+    connection, a streamed response's close); here a request crosses once, and its connection goes back to the
+    pool before the answer is sent. A client that leaves early changes nothing either way: a thread cannot be
+    stopped, and the server drops an answer for a closed connection. Together these were a tenth of a server
+    process's time in a worker-protocol drain. ``threads`` bounds the requests in progress at once (an idle
+    acquire holds one for its long poll); threads start only as requests need them.
+    """
+
+    def __init__(self, *, threads: int = 512, **kwargs):
+        super().__init__(**kwargs)
+        self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="edge")
+
+    def _serve_in_memory(self, scope, body_file):
+        response = self._serve(scope, body_file)
+        if response.streaming:  # closed on this thread, as the request's connection must be
+            with closing(response):
+                content = b"".join(response.streaming_content)
+            response = HttpResponse(content, status=response.status_code, headers=response.headers)
+        return response
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        try:
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
+        with closing(body_file):
+            set_script_prefix(get_script_prefix(scope))
+            context = contextvars.copy_context()
+            response = await asyncio.get_running_loop().run_in_executor(
+                self.pool, context.run, self._serve_in_memory, scope, body_file
+            )
+            await self.send_response(response, send)
 
 
 def by_path_prefix(prefix: str, edge, rest):

@@ -2,15 +2,23 @@
 
 import asyncio
 import json
+import threading
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from config.asgi import application
-from config.http.asgi_handler import SyncChainASGIHandler
+from config.http.asgi_handler import InMemoryEdgeHandler, SyncChainASGIHandler
+from tests.config import edge_urls
 
 
-def _request(path: str, *, headers: list[tuple[bytes, bytes]] | None = None) -> tuple[int, dict[bytes, bytes], bytes]:
+def _request(
+    path: str, *, headers: list[tuple[bytes, bytes]] | None = None, app=application
+) -> tuple[int, dict[bytes, bytes], bytes]:
+    return asyncio.run(_call(app, path, headers=headers))
+
+
+async def _call(app, path: str, *, headers=None) -> tuple[int, dict[bytes, bytes], bytes]:
     scope = {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
         "path": path, "raw_path": path.encode(), "query_string": b"",
@@ -28,7 +36,7 @@ def _request(path: str, *, headers: list[tuple[bytes, bytes]] | None = None) -> 
     async def send(message):
         sent.append(message)
 
-    asyncio.run(application(scope, receive, send))
+    await app(scope, receive, send)
     start, *bodies = sent
     headers = {name.lower(): value for name, value in start["headers"]}
     return start["status"], headers, b"".join(message.get("body", b"") for message in bodies)
@@ -73,3 +81,45 @@ def test_the_worker_edge_still_refuses_oversized_headers_and_unknown_hosts():
 def test_a_middleware_with_hooks_the_lean_chain_does_not_run_is_refused():
     with pytest.raises(ImproperlyConfigured, match="process_view"):
         SyncChainASGIHandler(middleware=["django.middleware.csrf.CsrfViewMiddleware"])
+
+
+@pytest.fixture
+def edge():
+    return InMemoryEdgeHandler(middleware=[], urlconf="tests.config.edge_urls", threads=4)
+
+
+def test_the_edge_sends_a_streamed_answer_whole_with_its_status_and_headers(edge):
+    status, headers, body = _request("/streamed", app=edge)
+
+    assert (status, body, headers[b"x-edge"]) == (202, b"first second", b"kept")
+
+
+def test_a_request_waiting_on_the_edge_does_not_hold_up_the_next_one(edge):
+    edge_urls.released.clear()
+
+    async def both():
+        waiting = asyncio.create_task(_call(edge, "/wait"))
+        await asyncio.sleep(0.05)  # the first request is now waiting on its thread
+        released = await _call(edge, "/release")
+        return released, await waiting
+
+    released, waited = asyncio.run(both())
+
+    assert released[2] == b"done" and waited[2] == b"released"
+
+
+def test_a_streamed_answer_is_finished_on_the_thread_that_served_it(edge):
+    from django.core.signals import request_finished
+
+    finished_on = []
+
+    def note_thread(**kwargs):
+        finished_on.append(threading.current_thread().name)
+
+    request_finished.connect(note_thread)
+    try:
+        _request("/streamed", app=edge)
+    finally:
+        request_finished.disconnect(note_thread)
+
+    assert len(finished_on) == 1 and finished_on[0].startswith("edge"), "its database connection is that thread's"
