@@ -118,14 +118,21 @@ class SyncChainASGIHandler(ASGIHandler):
             response.close()
         return response
 
-    async def handle(self, scope, receive, send):
-        """Django's ``ASGIHandler.handle`` with the request's synchronous work in one crossing (``_serve``)."""
+    async def _body_for(self, scope, receive):
+        """The request's body (None if the client left while sending it), with the script prefix set."""
         try:
             body_file = await self.read_body(receive)
         except RequestAborted:
+            return None
+        set_script_prefix(get_script_prefix(scope))
+        return body_file
+
+    async def handle(self, scope, receive, send):
+        """Django's ``ASGIHandler.handle`` with the request's synchronous work in one crossing (``_serve``)."""
+        body_file = await self._body_for(scope, receive)
+        if body_file is None:
             return
         with closing(body_file):
-            set_script_prefix(get_script_prefix(scope))
             response = None
             try:
                 try:
@@ -183,12 +190,10 @@ class InMemoryEdgeHandler(SyncChainASGIHandler):
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
-        try:
-            body_file = await self.read_body(receive)
-        except RequestAborted:
+        body_file = await self._body_for(scope, receive)
+        if body_file is None:
             return
         with closing(body_file):
-            set_script_prefix(get_script_prefix(scope))
             context = contextvars.copy_context()
             response = await asyncio.get_running_loop().run_in_executor(
                 self.pool, context.run, self._serve_in_memory, scope, body_file
