@@ -22,17 +22,21 @@ def permission_held(*, user_id: int, project_id: uuid.UUID, permission: str) -> 
     return role_permits(role_of(user_id=user_id, project_id=project_id), permission)
 
 
+def _roles_permitting(permission: str) -> list[str]:
+    return [role for role in ROLE_PERMISSIONS if role_permits(role, permission)]
+
+
 def permission_held_sql(*, permission: str, user_sql: str, project_sql: str) -> tuple[str, list]:
     """``permission_held`` as an SQL condition on the caller's columns (``user_sql``, ``project_sql``) with its
     parameters, for a statement that must act only while the permission is held, checked where it writes."""
-    roles = [role for role in ROLE_PERMISSIONS if role_permits(role, permission)]
+    roles = _roles_permitting(permission)
     sql = f"""EXISTS (SELECT 1 FROM {ProjectGrant._meta.db_table} AS held
                       WHERE held.user_id = {user_sql} AND held.project_id = {project_sql} AND held.role = ANY(%s))"""  # noqa: S608  the caller's column names; the roles are a parameter
     return sql, [roles]
 
 
 def project_ids_permitting(*, user_id: int, permission: str):
-    roles = [role for role in ROLE_PERMISSIONS if role_permits(role, permission)]
+    roles = _roles_permitting(permission)
     return ProjectGrant.objects.filter(user_id=user_id, role__in=roles).values("project_id")
 
 

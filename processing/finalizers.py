@@ -95,31 +95,26 @@ def _pdf_check(role: str, data: bytes) -> None:
         raise _contract_violation("invalid_pdf", f"Output {role!r} has no pages.")
 
 
-def requester_still_allowed(job) -> None:
-    """A deleted project or a revoked grant turns staged bytes into nothing visible."""
-    operation = operation_get(job.operation)
-    if job.project_id is None or operation.permission is None:
-        return
-    if not access.permission_check(
-        user_id=job.requester_id, project_id=job.project_id, permission=operation.permission
-    ):
-        raise FinalizationRejected(
-            FailureClass.INVALID_INPUT,
-            "access_revoked",
-            "The project was deleted or your access to it ended.",
-        )
-
-
 def requester_permission_condition(job) -> PublicationCondition | None:
-    """``requester_still_allowed`` decided by the publishing statement: a grant revoked while the outputs were
-    checked cannot slip in between a separate check and the publication."""
+    """A deleted project or a revoked grant turns staged bytes into nothing visible: decided by the publishing
+    statement, so that a grant revoked while the outputs are checked cannot slip in between a separate check and
+    the publication. The explanation, read only when that statement refused, says why."""
     operation = operation_get(job.operation)
     if job.project_id is None or operation.permission is None:
         return None
     sql, params = access.permission_held_sql(
         permission=operation.permission, user_sql=f"{JOB_ROW}.requester_id", project_sql=f"{JOB_ROW}.project_id"
     )
-    return PublicationCondition(sql, params, explain=lambda: requester_still_allowed(job))
+
+    def explain() -> None:
+        if not access.permission_check(
+            user_id=job.requester_id, project_id=job.project_id, permission=operation.permission
+        ):
+            raise FinalizationRejected(
+                FailureClass.INVALID_INPUT, "access_revoked", "The project was deleted or your access to it ended."
+            )
+
+    return PublicationCondition(sql, params, explain=explain)
 
 
 def publish_artifacts(job, staged: list[StagedOutput]) -> Publication:

@@ -1,9 +1,9 @@
 """Staging a claim's outputs: private bytes, checked against the operation's declared roles."""
 
-import contextlib
 import hashlib
 import json
 import uuid
+from functools import lru_cache
 from typing import NoReturn
 
 from config.prepared import prepared_cursor
@@ -28,23 +28,28 @@ def role_limit(*, operation: str, role: str, media_type: str) -> int:
     return min(declared.max_bytes, limits().artifact_bytes)
 
 
+def role_limits_all() -> dict[str, dict[str, dict[str, int]]]:
+    """Operation → role → media type → byte limit (``role_limit``'s answer for each): every output any operation
+    takes, for a statement that checks an output against its claim's operation itself."""
+    return _role_limits_all(limits().artifact_bytes)
+
+
+@lru_cache(maxsize=4)
+def _role_limits_all(artifact_bytes: int) -> dict[str, dict[str, dict[str, int]]]:
+    return {name: {role.role: dict.fromkeys(role.media_types, min(role.max_bytes, artifact_bytes))
+                   for role in op.result_roles}
+            for name, op in REGISTRY.items()}  # fmt: skip
+
+
 def role_limits_accepting(*, role: str, media_type: str, size: int) -> dict[str, int]:
     """Operation → byte limit of ``role``, for the operations whose outputs may be ``size`` bytes of
     ``media_type`` in ``role``: what a statement fenced by the claim checks the claim's operation against."""
     accepting = {}
-    for name in REGISTRY:
-        with contextlib.suppress(OutputRejected):
-            if 0 <= size <= (limit := role_limit(operation=name, role=role, media_type=media_type)):
-                accepting[name] = limit
+    for operation, roles in role_limits_all().items():
+        limit = roles.get(role, {}).get(media_type)
+        if limit is not None and 0 <= size <= limit:
+            accepting[operation] = limit
     return accepting
-
-
-def role_limits_all() -> dict[str, dict[str, dict[str, int]]]:
-    """Operation → role → media type → byte limit: every output any operation takes, for a statement that
-    checks an output against its claim's operation itself."""
-    cap = limits().artifact_bytes
-    return {name: {role.role: dict.fromkeys(role.media_types, min(role.max_bytes, cap)) for role in op.result_roles}
-            for name, op in REGISTRY.items()}  # fmt: skip
 
 
 # The claim's attempt, only while the claim is current and only if its operation is one of %(accepting)s

@@ -2,6 +2,7 @@
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -28,6 +29,7 @@ class _Peer(BaseHTTPRequestHandler):
             self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(body)
+        self.close_connection = self.server.drop_after_answer  # closed without saying so, as an idle timeout does
 
     def log_message(self, *args):
         pass
@@ -36,7 +38,7 @@ class _Peer(BaseHTTPRequestHandler):
 @pytest.fixture
 def peer():
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Peer)
-    server.connections, server.close_after_answer = 0, False
+    server.connections, server.close_after_answer, server.drop_after_answer = 0, False, False
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield server
     server.shutdown()
@@ -90,6 +92,17 @@ def test_a_connection_the_server_closes_is_not_kept(peer):
         client.session_heartbeat(session_id="s", health={})
 
     assert peer.connections == 3
+
+
+def test_a_kept_connection_the_server_dropped_meanwhile_is_replaced_and_the_call_sent_again(peer, caplog):
+    client = _client(peer)
+    peer.drop_after_answer = True
+    client.session_heartbeat(session_id="s", health={})
+    time.sleep(0.2)  # the server has closed the kept connection by now
+
+    assert client.session_heartbeat(session_id="s", health={})["state"] == "active"
+    assert peer.connections == 2
+    assert "retrying" not in caplog.text, "sent again at once on a fresh connection, not after a back-off"
 
 
 def test_idle_connections_beyond_the_limit_are_closed(peer):
