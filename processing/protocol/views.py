@@ -132,10 +132,6 @@ class SessionDrainApi(WorkerApi):
         return self.replayed(request, f"sessions/{session_id}/drain", s.RequestOnlySerializer, handle)
 
 
-def _claim_bodies(claims: list[Claim]) -> list[dict]:
-    return [_claim_body(claim) for claim in claims]
-
-
 def _claim_body(claim: Claim) -> dict:
     limit = limits()
     issued = claim.download
@@ -164,7 +160,8 @@ class AcquireApi(WorkerApi):
     def post(self, request, session_id: uuid.UUID):
         def handle(data):
             offers = _offers_within(session_slots(self.identity(request), session_id), data["offers"])
-            claims = _claim_bodies(_acquire_waiting(session_id, offers, data["wait_seconds"], data["max_claims"]))
+            claimed = _acquire_waiting(session_id, offers, data["wait_seconds"], data["max_claims"])
+            claims = [_claim_body(claim) for claim in claimed]
             return 200, {"claim": claims[0] if claims else None, "claims": claims}
 
         return self.replayed(request, f"sessions/{session_id}/acquire", s.AcquireSerializer, handle)
@@ -272,7 +269,8 @@ class DeliveryApi(WorkerApi):
                 return 200, {"job_id": str(attempt.job_id), "job_state": attempt.job.state, "claims": []}
             state = job_finalize(job_id=job_id, token=token)
             successors = claims_acquire(session_id=holder.session_id, offers=offers, count=data["max_claims"])
-            return 200, {"job_id": str(job_id), "job_state": state, "claims": _claim_bodies(successors)}
+            claims = [_claim_body(claim) for claim in successors]
+            return 200, {"job_id": str(job_id), "job_state": state, "claims": claims}
 
         return self.replayed(request, f"claims/{claim_id}/delivery", s.DeliverySerializer, handle)
 
