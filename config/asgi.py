@@ -14,7 +14,7 @@ from office import facade as office  # noqa: E402  needs the apps loaded above
 django_application = SyncChainASGIHandler()
 # Worker agents authenticate with bearer tokens and never use sessions, cookies, CSRF, messages or pages: their
 # routes skip those middlewares and the site's URL list (resolving against it alone was ≈7 % of a server's time),
-# and are served by a shared thread pool (their answers are in memory).
+# and are served by the edge's shared threads (their answers are in memory).
 worker_edge = InMemoryEdgeHandler(middleware=settings.WORKER_EDGE_MIDDLEWARE, urlconf="config.worker_urls")
 application = RequestGuards(by_path_prefix("/internal/processing/v1/", worker_edge, django_application))
 

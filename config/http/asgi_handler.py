@@ -24,7 +24,6 @@ runs before they are sent. A streamed response is still closed after sending.
 """
 
 import asyncio
-import contextvars
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 
@@ -38,6 +37,8 @@ from django.http import FileResponse, HttpResponse
 from django.urls import set_script_prefix, set_urlconf
 from django.utils.log import log_response
 from django.utils.module_loading import import_string
+
+from config.http.edge_threads import EdgeThreads
 
 # Idle executors kept beyond this many are shut down: a burst of long-polls leaves no thread army behind.
 KEEP_IDLE_EXECUTORS = 64
@@ -165,7 +166,8 @@ class SyncChainASGIHandler(ASGIHandler):
 
 class InMemoryEdgeHandler(SyncChainASGIHandler):
     """For routes whose answers are in memory and whose clients wait for them (the worker protocol): each
-    request is one call on a shared thread pool, without a thread context of its own or a disconnect listener.
+    request is one call on the edge's shared threads (``EdgeThreads``), without a thread context of its own or a
+    disconnect listener.
 
     A request's thread context exists so that its several crossings into threads use one thread (its database
     connection, a streamed response's close); here a request crosses once, and its connection goes back to the
@@ -177,7 +179,7 @@ class InMemoryEdgeHandler(SyncChainASGIHandler):
 
     def __init__(self, *, threads: int = 512, **kwargs):
         super().__init__(**kwargs)
-        self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="edge")
+        self.threads = EdgeThreads(limit=threads, name="edge")
 
     def _serve_in_memory(self, scope, body_file):
         response = self._serve(scope, body_file)
@@ -194,10 +196,7 @@ class InMemoryEdgeHandler(SyncChainASGIHandler):
         if body_file is None:
             return
         with closing(body_file):
-            context = contextvars.copy_context()
-            response = await asyncio.get_running_loop().run_in_executor(
-                self.pool, context.run, self._serve_in_memory, scope, body_file
-            )
+            response = await self.threads.run(self._serve_in_memory, scope, body_file)
             await self.send_response(response, send)
 
 
