@@ -10,13 +10,14 @@ import json
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import NoReturn
+from typing import NamedTuple, NoReturn
 
 from django.db import transaction
 
 from config.prepared import prepared_cursor
 from processing.configuration import limits
-from processing.exceptions import ClaimLost, JobCancelled, OutputRejected
+from processing.exceptions import ClaimLost, JobCancelled, OffersInvalid, OutputRejected
+from processing.finalization import Delivered, delivered_columns, delivered_from_rows
 from processing.leases import attempt_current
 from processing.models import AttemptState, FailureClass, JobState, Phase, ProcessingAttempt
 from processing.operations import REGISTRY
@@ -48,23 +49,70 @@ def _end_attempt(attempt: ProcessingAttempt, state: str, now, **fields) -> None:
         raise ClaimLost()
 
 
+class Accepted(NamedTuple):
+    job_id: uuid.UUID
+    token: uuid.UUID  # the finalization's
+    offers: dict[str, int]  # the delivery's offers, checked; none when its session may claim no more
+    delivered: Delivered  # finalization's input, as the delivery left it
+
+
+class AlreadyDelivered(NamedTuple):
+    """The claim was delivered before: a retried delivery whose first answer was never stored."""
+
+    job_id: uuid.UUID
+    job_state: str
+
+
+_ACCEPTED_COLUMNS = delivered_columns(
+    job="(accepted.job_row)", attempt="(accepted.attempt_row)", staged="(accepted.staged_row)",
+    data="accepted.staged_data",
+)  # fmt: skip
+_DELIVER_SQL = f"""
+    SELECT accepted.outcome, accepted.job_id, accepted.missing_roles, accepted.claimable, accepted.invalid_offers,
+           {_ACCEPTED_COLUMNS}
+    FROM processing_deliver(%s, %s, %s::jsonb, %s::jsonb, %s, %s, %s, %s::jsonb) AS accepted
+"""  # noqa: S608  the columns are the models' own; every value is a parameter
+
+
 def delivery_accept(*, claim_id: uuid.UUID, diagnostics: Diagnostics) -> tuple[uuid.UUID, uuid.UUID]:
     """Accept the claim's staged outputs; the job becomes ``finalizing``. Returns (job id, token).
 
-    One statement (the database function ``processing_deliver``, migration 0005), so outside a
+    One statement (the database function ``processing_deliver``, migration 0010), so outside a
     transaction it is its own. Raises JobCancelled (after committing the cancellation) when a cancel
     request came first.
     """
+    accepted = _deliver(claim_id, None, {}, diagnostics)
+    if isinstance(accepted, AlreadyDelivered):
+        raise ClaimLost()
+    return accepted.job_id, accepted.token
+
+
+def delivery_accept_held(
+    *, claim_id: uuid.UUID, identity: str, offers: dict[str, int], diagnostics: Diagnostics
+) -> Accepted | AlreadyDelivered:
+    """``delivery_accept`` for a worker: ClaimLost also when no session of ``identity`` made the claim, and
+    OffersInvalid, before anything changes, for ``offers`` beyond what the claim's session registered."""
+    return _deliver(claim_id, identity, offers, diagnostics)
+
+
+def _deliver(
+    claim_id: uuid.UUID, identity: str | None, offers: dict[str, int], diagnostics: Diagnostics
+) -> Accepted | AlreadyDelivered:
     token = uuid.uuid4()
     with prepared_cursor() as cursor:
         cursor.execute(
-            "SELECT * FROM processing_deliver(%s, %s::jsonb, %s, %s, %s, %s::jsonb)",
-            [claim_id, _REQUIRED_ROLES, token, limits().finalization_lease_seconds, _bounded(diagnostics.log),
-             json.dumps(list(diagnostics.entries)[:500])],
+            _DELIVER_SQL,
+            [claim_id, identity, json.dumps(offers), _REQUIRED_ROLES, token, limits().finalization_lease_seconds,
+             _bounded(diagnostics.log), json.dumps(list(diagnostics.entries)[:500])],
         )  # fmt: skip
-        outcome, job_id, missing = cursor.fetchone()
+        rows = cursor.fetchall()
+    outcome, job_id, missing, claimable, invalid = rows[0][:5]
     if outcome == "accepted":
-        return job_id, token
+        return Accepted(job_id, token, offers if claimable else {}, delivered_from_rows([row[5:] for row in rows]))
+    if outcome == "already_delivered":
+        return AlreadyDelivered(job_id, delivered_from_rows([rows[0][5:]]).job.state)
+    if outcome == "offers_invalid":
+        raise OffersInvalid(details={"invalid": json.loads(invalid) if isinstance(invalid, str) else invalid})
     if outcome == "missing_outputs":
         raise OutputRejected("Required outputs were not uploaded.", details={"missing": missing})
     if outcome == "cancellation_requested":

@@ -129,6 +129,10 @@ class ProtocolInvalid(ProcessingError):
     status_code = 422
 
 
+class OffersInvalid(ProtocolInvalid):
+    """Offers must name this session's processors, within their slots."""
+
+
 class SessionGone(ProcessingError):
     """The session expired or was closed; register again."""
 

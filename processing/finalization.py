@@ -12,6 +12,7 @@ import contextlib
 import logging
 import uuid
 from datetime import timedelta
+from typing import NamedTuple
 
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils.module_loading import import_string
@@ -50,9 +51,10 @@ def _locked_if_owned(job_id: uuid.UUID, token: uuid.UUID) -> ProcessingJob | Non
     return job
 
 
-def job_finalize(*, job_id: uuid.UUID, token: uuid.UUID) -> str:
-    """Finish a delivered job if ``token`` still owns its finalization; returns the job's state."""
-    job, attempt, staged = _delivered(job_id)
+def job_finalize(*, job_id: uuid.UUID, token: uuid.UUID, delivered: "Delivered | None" = None) -> str:
+    """Finish a delivered job if ``token`` still owns its finalization; returns the job's state. ``delivered`` is
+    the job as its delivery read it, if it did (it is read here otherwise)."""
+    job, attempt, staged = delivered or _delivered(job_id)
     if job.state != JobState.FINALIZING or job.finalization_token != token:
         return job.state
     finalizer = import_string(operation_get(job.operation).finalizer)
@@ -95,11 +97,19 @@ def _columns(alias: str, model) -> str:
     return ", ".join(f'{alias}."{field.column}"' for field in model._meta.concrete_fields)
 
 
+def delivered_columns(*, job: str, attempt: str, staged: str, data: str) -> str:
+    """The select list a delivered job is read from (``delivered_from_rows``): the job's columns, its delivered
+    attempt's, one staged output's and that output's bytes, each given as a row expression."""
+    return ", ".join(
+        [_columns(job, ProcessingJob), _columns(attempt, ProcessingAttempt), _columns(staged, StagedOutput), data]
+    )
+
+
 # The finalizer needs the job, its delivered attempt and that attempt's staged outputs with their bytes:
-# one hand-written query, since building it through the ORM cost more than running it.
+# one hand-written query, since building it through the ORM cost more than running it. A delivery over HTTP
+# gets the same rows from the delivery function itself (migration 0010).
 _DELIVERED_SQL = f"""
-    SELECT {_columns("job", ProcessingJob)}, {_columns("attempt", ProcessingAttempt)},
-           {_columns("staged", StagedOutput)}, blob.data
+    SELECT {delivered_columns(job="job", attempt="attempt", staged="staged", data="blob.data")}
     FROM processing_processingjob AS job
     LEFT JOIN LATERAL (
         SELECT * FROM processing_processingattempt AS delivered
@@ -110,6 +120,12 @@ _DELIVERED_SQL = f"""
     WHERE job.id = %s
     ORDER BY staged.role
 """  # noqa: S608  table and column names are the models' own; the job id is a parameter
+
+
+class Delivered(NamedTuple):
+    job: ProcessingJob
+    attempt: ProcessingAttempt | None
+    staged: list[StagedOutput]
 
 
 def _instance(model, values: list):
@@ -123,17 +139,14 @@ def _instance(model, values: list):
     return model.from_db(connection.alias, [field.attname for field in fields], converted)
 
 
-def _delivered(job_id: uuid.UUID) -> tuple[ProcessingJob, ProcessingAttempt | None, list[StagedOutput]]:
-    with prepared_cursor() as cursor:
-        cursor.execute(_DELIVERED_SQL, [job_id])
-        rows = cursor.fetchall()
-    if not rows:
-        raise ProcessingJob.DoesNotExist(job_id)
+def delivered_from_rows(rows: list) -> Delivered:
+    """The job, its delivered attempt (None if it has none) and the staged outputs, from rows read with
+    ``delivered_columns`` (one a staged output, ordered by role; one without an output if there are none)."""
     job_width, attempt_width = len(ProcessingJob._meta.concrete_fields), len(ProcessingAttempt._meta.concrete_fields)
     first = rows[0]
     job = _instance(ProcessingJob, list(first[:job_width]))
     if first[job_width] is None:
-        return job, None, []
+        return Delivered(job, None, [])
     attempt = _instance(ProcessingAttempt, list(first[job_width : job_width + attempt_width]))
     attempt.job = job
     staged = []
@@ -144,7 +157,16 @@ def _delivered(job_id: uuid.UUID) -> tuple[ProcessingJob, ProcessingAttempt | No
         output.attempt = attempt
         output.blob = ProcessingBlob.from_db(connection.alias, ["id", "data"], [output.blob_id, row[-1]])
         staged.append(output)
-    return job, attempt, staged
+    return Delivered(job, attempt, staged)
+
+
+def _delivered(job_id: uuid.UUID) -> Delivered:
+    with prepared_cursor() as cursor:
+        cursor.execute(_DELIVERED_SQL, [job_id])
+        rows = cursor.fetchall()
+    if not rows:
+        raise ProcessingJob.DoesNotExist(job_id)
+    return delivered_from_rows(rows)
 
 
 def _publish(job_id: uuid.UUID, token: uuid.UUID, attempt: ProcessingAttempt, publication: Publication) -> bool:

@@ -146,27 +146,3 @@ def claim_holder(*, claim_id: uuid.UUID, identity: str) -> ClaimHolder | None:
         cursor.execute(_CLAIM_HOLDER_SQL, [claim_id, identity])
         row = cursor.fetchone()
     return ClaimHolder(*row) if row else None
-
-
-# A delivery asks this first: whose claim it is and, for the claims its offers may bring, what the claim's
-# session may claim now; one statement for what claim_holder and session_slots ask.
-_CLAIM_HOLDER_SLOTS_SQL = """
-    SELECT attempt.job_id, attempt.session_id, session.state, session.expires_at <= now(),
-           (SELECT coalesce(jsonb_object_agg(processor.operation, processor.slots), '{}'::jsonb)
-            FROM processing_workerprocessor AS processor WHERE processor.session_id = session.id)
-    FROM processing_processingattempt AS attempt
-    JOIN processing_workersession AS session ON session.id = attempt.session_id
-    WHERE attempt.claim_id = %s AND session.identity = %s
-"""
-
-
-def claim_holder_with_slots(*, claim_id: uuid.UUID, identity: str) -> tuple[ClaimHolder, dict[str, int] | None] | None:
-    """``claim_holder``'s answer with the holding session's registered slots per operation (None once that
-    session has ended or lapsed: it claims nothing more); None as ``claim_holder`` is."""
-    with prepared_cursor() as cursor:
-        cursor.execute(_CLAIM_HOLDER_SLOTS_SQL, [claim_id, identity])
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    job_id, session_id, *session = row
-    return ClaimHolder(job_id, session_id), _claimable_slots(*session)

@@ -15,10 +15,9 @@ from config.http.openapi import error
 from config.http.parsers import RawBodyParser, loads_strict
 from processing.claims import Claim, claims_acquire
 from processing.configuration import limits
-from processing.delivery import Diagnostics, attempt_fail, attempt_release, delivery_accept
-from processing.exceptions import ClaimLost, ProtocolInvalid
+from processing.delivery import AlreadyDelivered, Diagnostics, attempt_fail, attempt_release, delivery_accept_held
+from processing.exceptions import ClaimLost, OffersInvalid, ProtocolInvalid
 from processing.finalization import job_finalize
-from processing.models import AttemptState, ProcessingAttempt
 from processing.operations import operation_get
 from processing.protocol import serializers as s
 from processing.protocol import tickets
@@ -27,7 +26,6 @@ from processing.protocol.replay import replay_run
 from processing.protocol.sessions import (
     ClaimHolder,
     claim_holder,
-    claim_holder_with_slots,
     session_drain,
     session_heartbeat,
     session_register,
@@ -167,12 +165,18 @@ class AcquireApi(WorkerApi):
         return self.replayed(request, f"sessions/{session_id}/acquire", s.AcquireSerializer, handle)
 
 
-def _offers_within(registered: dict[str, int], offered: list[dict]) -> dict[str, int]:
+def _offers_distinct(offered: list[dict]) -> dict[str, int]:
     offers = {offer["operation"]: offer["permits"] for offer in offered}
+    if len(offers) != len(offered):
+        raise OffersInvalid(details={"invalid": {}})
+    return offers
+
+
+def _offers_within(registered: dict[str, int], offered: list[dict]) -> dict[str, int]:
+    offers = _offers_distinct(offered)
     invalid = {op: n for op, n in offers.items() if op not in registered or n > registered[op]}
-    if invalid or len(offers) != len(offered):
-        raise ProtocolInvalid("Offers must name this session's processors, within their slots.",
-                              details={"invalid": invalid})  # fmt: skip
+    if invalid:
+        raise OffersInvalid(details={"invalid": invalid})
     return offers
 
 
@@ -251,26 +255,18 @@ class DeliveryApi(WorkerApi):
     )
     def post(self, request, claim_id: uuid.UUID):
         def handle(data):
-            found = claim_holder_with_slots(claim_id=claim_id, identity=self.identity(request).name)
-            if found is None:
-                raise ClaimLost()
-            holder, slots = found
-            # Offers are checked as an acquire's are, before anything changes; none once the session has
-            # ended, which must not hold up the delivery itself.
             offered = data.get("offers") or []
-            offers = _offers_within(slots, offered) if offered and slots is not None else {}
-            try:
-                job_id, token = delivery_accept(claim_id=claim_id, diagnostics=_diagnostics(data.get("diagnostics")))
-            except ClaimLost:
-                attempt = ProcessingAttempt.objects.select_related("job").get(claim_id=claim_id)
-                if attempt.state != AttemptState.DELIVERED:
-                    raise
-                # A retried delivery whose first answer was never stored: its claims, if any, lapse with their lease.
-                return 200, {"job_id": str(attempt.job_id), "job_state": attempt.job.state, "claims": []}
-            state = job_finalize(job_id=job_id, token=token)
-            successors = claims_acquire(session_id=holder.session_id, offers=offers, count=data["max_claims"])
+            accepted = delivery_accept_held(
+                claim_id=claim_id, identity=self.identity(request).name, offers=_offers_distinct(offered),
+                diagnostics=_diagnostics(data.get("diagnostics")),
+            )  # fmt: skip
+            if isinstance(accepted, AlreadyDelivered):  # its claims, if any, lapse with their lease
+                return 200, {"job_id": str(accepted.job_id), "job_state": accepted.job_state, "claims": []}
+            state = job_finalize(job_id=accepted.job_id, token=accepted.token, delivered=accepted.delivered)
+            successors = claims_acquire(session_id=accepted.delivered.attempt.session_id, offers=accepted.offers,
+                                        count=data["max_claims"])  # fmt: skip
             claims = [_claim_body(claim) for claim in successors]
-            return 200, {"job_id": str(job_id), "job_state": state, "claims": claims}
+            return 200, {"job_id": str(accepted.job_id), "job_state": state, "claims": claims}
 
         return self.replayed(request, f"claims/{claim_id}/delivery", s.DeliverySerializer, handle)
 

@@ -45,6 +45,25 @@ def test_a_delivery_with_an_offer_refills_the_slot_it_frees_with_the_next_job(ow
     assert hashlib.sha256(data).hexdigest() == successor["input"]["sha256"]
 
 
+def test_finalization_takes_the_job_and_its_outputs_from_the_delivery_statement(owner, monkeypatch):
+    """The delivery function hands back what the finalizer checks: no second read of the job and its bytes."""
+    from processing import finalization
+
+    def read_again(job_id):
+        raise AssertionError("finalization read the delivered job again")
+
+    monkeypatch.setattr(finalization, "_delivered", read_again)
+    [job] = queue_echo_jobs(owner, 1)
+    claim = claim_the_next_job(session_with_one_echo_slot())
+    stage_echo_output(claim, data=b"checked bytes")
+
+    body = post(f"claims/{claim['claim_id']}/delivery", {}).json()
+
+    assert (body["job_id"], body["job_state"]) == (job, JobState.SUCCEEDED)
+    [artifact] = ProcessingJob.objects.get(pk=job).artifacts.all()
+    assert artifact.sha256 == hashlib.sha256(b"checked bytes").hexdigest()
+
+
 def test_a_delivery_without_an_offer_claims_nothing(owner):
     _, second = queue_echo_jobs(owner, 2)
     session_id = session_with_one_echo_slot()

@@ -12,7 +12,7 @@ from processing.submission import job_submit
 from tests.concurrency import separate_connection
 from tests.factories import ProjectFactory
 from tests.processing.factories import WORKER_TOKEN, WORKER_TOKEN_SHA256
-from tests.processing.worker_calls import ECHO, PREFIX, post, put_bytes, worker_client
+from tests.processing.worker_calls import ECHO, PREFIX, post, put_bytes, stage_echo_output, worker_client
 
 OTHER_TOKEN = "another-identitys-token"
 
@@ -144,6 +144,19 @@ def test_another_identity_cannot_touch_my_session_or_claim(claimed, route):
     response = post(path, payload, client=worker_client(OTHER_TOKEN))
     assert response.status_code in (404, 409)
     assert response.json()["error"]["code"] in ("session_not_found", "claim_lost")
+
+
+@pytest.mark.django_db
+def test_another_identity_learns_nothing_from_a_claim_delivered_already(claimed):
+    """A claim's own identity retrying a delivered claim is told the job's state; anyone else is told nothing."""
+    _, claim = claimed
+    stage_echo_output(claim)
+    assert post(f"claims/{claim['claim_id']}/delivery", {}).status_code == 200
+
+    response = post(f"claims/{claim['claim_id']}/delivery", {}, client=worker_client(OTHER_TOKEN))
+
+    assert (response.status_code, response.json()["error"]["code"]) == (409, "claim_lost")
+    assert "job_state" not in response.json()
 
 
 @pytest.mark.django_db

@@ -1,0 +1,134 @@
+"""The delivery function also checks whose claim it is and the delivery's offers, and hands finalization its input.
+
+A delivery over HTTP asked three statements before finalization could start: whose claim
+this is (with the session's slots, to check the offers), the delivery itself, and the job,
+its delivered attempt and staged outputs with their bytes for the finalizer. Now the function
+takes the caller's identity (NULL at service level: no check) and offers, and answers:
+
+- ``claim_lost`` as before, and also when the claim is not one a session of that identity made;
+- ``already_delivered`` (with the job's row) for the identity's claim that was delivered already: a
+  retried delivery whose first answer was never stored;
+- ``offers_invalid`` (with ``invalid_offers``) before anything changes, when the session may still
+  claim and an offer names an operation the session did not register or more permits than its slots;
+- on acceptance, one row per staged output (one row without outputs if there are none), each with
+  the job, the attempt and the output as whole rows of their tables and the output's bytes, read
+  after the function's own updates. ``claimable`` says whether the session may still claim (not
+  ended, not lapsed): offers of a session that may not are ignored, as before.
+
+Otherwise delivery is accepted exactly as in migration 0005.
+"""
+
+import importlib
+
+from django.db import migrations
+
+# The function of 0005, restored when this migration is reversed.
+WITHOUT_HOLDER = importlib.import_module("processing.migrations.0005_deliver_function").DELIVER
+
+DELIVER = """
+CREATE OR REPLACE FUNCTION processing_deliver(
+    p_claim_id uuid, p_identity text, p_offers jsonb, p_required_roles jsonb, p_token uuid,
+    p_finalization_seconds integer, p_diagnostic_log text, p_diagnostics jsonb
+) RETURNS TABLE (
+    outcome text, job_id uuid, missing_roles text[], session_id uuid, claimable boolean, invalid_offers jsonb,
+    job_row processing_processingjob, attempt_row processing_processingattempt, staged_row processing_stagedoutput,
+    staged_data bytea
+) LANGUAGE plpgsql AS $$
+DECLARE
+    v_now timestamptz := now();
+    v_holder record;
+    v_claimable boolean;
+    v_invalid jsonb;
+    v_job record;
+    v_attempt record;
+    v_missing text[];
+BEGIN
+    SELECT attempt.job_id, attempt.session_id, session.identity, session.state, session.expires_at INTO v_holder
+      FROM processing_processingattempt AS attempt
+      LEFT JOIN processing_workersession AS session ON session.id = attempt.session_id
+     WHERE attempt.claim_id = p_claim_id;
+    IF NOT FOUND OR v_holder.identity IS DISTINCT FROM coalesce(p_identity, v_holder.identity) THEN
+        RETURN QUERY SELECT 'claim_lost'::text, NULL::uuid, NULL::text[], NULL::uuid, NULL::boolean, NULL::jsonb,
+                            NULL::processing_processingjob, NULL::processing_processingattempt,
+                            NULL::processing_stagedoutput, NULL::bytea;
+        RETURN;
+    END IF;
+    v_claimable := NOT ((v_holder.state = 'active' AND v_holder.expires_at <= v_now)
+                        OR v_holder.state IN ('expired', 'closed'));
+    IF v_claimable THEN
+        SELECT jsonb_object_agg(offer.key, offer.value) INTO v_invalid
+          FROM jsonb_each(coalesce(p_offers, '{}'::jsonb)) AS offer
+          LEFT JOIN processing_workerprocessor AS processor
+                 ON processor.session_id = v_holder.session_id AND processor.operation = offer.key
+         WHERE processor.id IS NULL OR (offer.value)::integer > processor.slots;
+        IF v_invalid IS NOT NULL THEN
+            RETURN QUERY SELECT 'offers_invalid'::text, v_holder.job_id, NULL::text[], v_holder.session_id,
+                                v_claimable, v_invalid, NULL::processing_processingjob,
+                                NULL::processing_processingattempt, NULL::processing_stagedoutput, NULL::bytea;
+            RETURN;
+        END IF;
+    END IF;
+    SELECT job.state, job.cancellation_requested, job.operation INTO v_job
+      FROM processing_processingjob AS job WHERE job.id = v_holder.job_id FOR UPDATE;
+    SELECT attempt.id, attempt.state, attempt.lease_expires_at INTO v_attempt
+      FROM processing_processingattempt AS attempt WHERE attempt.claim_id = p_claim_id FOR UPDATE;
+    IF v_attempt.state = 'delivered' THEN
+        RETURN QUERY SELECT 'already_delivered'::text, v_holder.job_id, NULL::text[], v_holder.session_id,
+                            v_claimable, NULL::jsonb, delivered_job, NULL::processing_processingattempt,
+                            NULL::processing_stagedoutput, NULL::bytea
+                       FROM processing_processingjob AS delivered_job WHERE delivered_job.id = v_holder.job_id;
+        RETURN;
+    END IF;
+    IF v_job.state IS DISTINCT FROM 'running' OR v_attempt.state IS DISTINCT FROM 'running'
+       OR v_attempt.lease_expires_at <= v_now THEN
+        RETURN QUERY SELECT 'claim_lost'::text, v_holder.job_id, NULL::text[], v_holder.session_id, v_claimable,
+                            NULL::jsonb, NULL::processing_processingjob, NULL::processing_processingattempt,
+                            NULL::processing_stagedoutput, NULL::bytea;
+        RETURN;
+    END IF;
+    IF v_job.cancellation_requested THEN
+        RETURN QUERY SELECT 'cancellation_requested'::text, v_holder.job_id, NULL::text[], v_holder.session_id,
+                            v_claimable, NULL::jsonb, NULL::processing_processingjob,
+                            NULL::processing_processingattempt, NULL::processing_stagedoutput, NULL::bytea;
+        RETURN;
+    END IF;
+    SELECT array_agg(required.role ORDER BY required.role) INTO v_missing
+      FROM jsonb_array_elements_text(coalesce(p_required_roles -> v_job.operation, '[]'::jsonb)) AS required(role)
+     WHERE NOT EXISTS (SELECT 1 FROM processing_stagedoutput AS staged
+                        WHERE staged.attempt_id = v_attempt.id AND staged.role = required.role);
+    IF v_missing IS NOT NULL THEN
+        RETURN QUERY SELECT 'missing_outputs'::text, v_holder.job_id, v_missing, v_holder.session_id, v_claimable,
+                            NULL::jsonb, NULL::processing_processingjob, NULL::processing_processingattempt,
+                            NULL::processing_stagedoutput, NULL::bytea;
+        RETURN;
+    END IF;
+    UPDATE processing_processingattempt SET state = 'delivered', ended_at = v_now
+     WHERE id = v_attempt.id AND state = 'running';
+    UPDATE processing_processingjob
+       SET state = 'finalizing', phase = 'validating_result', finalization_token = p_token,
+           finalization_expires_at = v_now + make_interval(secs => p_finalization_seconds),
+           diagnostic_log = p_diagnostic_log, diagnostics = p_diagnostics
+     WHERE id = v_holder.job_id AND state = 'running';
+    RETURN QUERY
+        SELECT 'accepted'::text, v_holder.job_id, NULL::text[], v_holder.session_id, v_claimable, NULL::jsonb,
+               delivered_job, delivered_attempt, output, blob.data
+          FROM processing_processingjob AS delivered_job
+          JOIN processing_processingattempt AS delivered_attempt ON delivered_attempt.id = v_attempt.id
+          LEFT JOIN processing_stagedoutput AS output ON output.attempt_id = delivered_attempt.id
+          LEFT JOIN processing_processingblob AS blob ON blob.id = output.blob_id
+         WHERE delivered_job.id = v_holder.job_id
+         ORDER BY output.role;
+END
+$$;
+"""
+
+DROP_WITHOUT_HOLDER = "DROP FUNCTION IF EXISTS processing_deliver(uuid, jsonb, uuid, integer, text, jsonb);"
+DROP_WITH_HOLDER = "DROP FUNCTION IF EXISTS processing_deliver(uuid, text, jsonb, jsonb, uuid, integer, text, jsonb);"
+
+
+class Migration(migrations.Migration):
+    dependencies = [("processing", "0009_claim_upload_tickets")]
+
+    operations = [
+        migrations.RunSQL(DROP_WITHOUT_HOLDER + DELIVER, DROP_WITH_HOLDER + WITHOUT_HOLDER),
+    ]
