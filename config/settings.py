@@ -110,15 +110,9 @@ def _databases() -> dict:
     config["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
     if env.bool("DATABASE_POOL", default=False):
         # psycopg's pool: the right way to keep connections under ASGI (one thread per request).
-        from config.db_pool import check_when_idle, note_returned
+        from config.db_pool import pool_options
 
-        config["OPTIONS"]["pool"] = {
-            "min_size": 2,
-            "max_size": env.int("DATABASE_POOL_SIZE", default=16),
-            "timeout": 10,
-            "check": check_when_idle,
-            "reset": note_returned,
-        }
+        config["OPTIONS"]["pool"] = pool_options(max_size=env.int("DATABASE_POOL_SIZE", default=16))
     return {"default": config}
 
 
