@@ -137,6 +137,20 @@ def test_every_route_needs_a_worker_token(claimed, route, token):
 
 
 @pytest.mark.django_db
+def test_worker_routes_answer_json_whatever_the_accept_header_asks(claimed):
+    session_id, claim = claimed
+    client = worker_client()
+
+    answered = client.post(f"{PREFIX}/claims/{claim['claim_id']}/heartbeat", {"request_id": "beat-0001"},
+                           format="json", HTTP_ACCEPT="text/html")  # fmt: skip
+    refused = client.post(f"{PREFIX}/sessions/{session_id}/drain", {}, format="json", HTTP_ACCEPT="text/html")
+
+    assert (answered.status_code, answered["Content-Type"]) == (200, "application/json")
+    assert "lease_expires_at" in answered.json()
+    assert (refused.status_code, refused.json()["error"]["code"]) == (422, "protocol_invalid")
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize("route", [r for r in ROUTES if r != "register"])
 def test_another_identity_cannot_touch_my_session_or_claim(claimed, route):
     session_id, claim = claimed
