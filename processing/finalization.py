@@ -9,6 +9,7 @@ a crash, or a concurrent reaper) publishes nothing twice.
 """
 
 import contextlib
+import functools
 import logging
 import uuid
 from datetime import timedelta
@@ -128,15 +129,22 @@ class Delivered(NamedTuple):
     staged: list[StagedOutput]
 
 
+@functools.cache
+def _loading(model) -> tuple[list[str], list[tuple]]:
+    """A model's concrete field names and each field's converters from database values (fixed per model)."""
+    fields = model._meta.concrete_fields
+    return [field.attname for field in fields], [tuple(field.get_db_converters(connection)) for field in fields]
+
+
 def _instance(model, values: list):
     """A model instance from its concrete fields' raw column values, converted as the ORM would."""
-    fields = model._meta.concrete_fields
+    names, converters = _loading(model)
     converted = []
-    for field, value in zip(fields, values, strict=True):
-        for converter in field.get_db_converters(connection):
+    for field_converters, value in zip(converters, values, strict=True):
+        for converter in field_converters:
             value = converter(value, None, connection)
         converted.append(value)
-    return model.from_db(connection.alias, [field.attname for field in fields], converted)
+    return model.from_db(connection.alias, names, converted)
 
 
 def delivered_from_rows(rows: list) -> Delivered:
