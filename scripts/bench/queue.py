@@ -79,11 +79,17 @@ def _succeeded() -> int:
     return ProcessingJob.objects.filter(state="succeeded").count()
 
 
-def _wait_for_succeeded(target: int, timeout: float = 900) -> None:
+def _wait_until_drained(timeout: float = 900) -> None:
+    """Until no job is left unfinished: an EXISTS on the partial index of active jobs, 20 times a second.
+    Counting the succeeded jobs instead read every one of them, more with each repetition, on the machine
+    being measured (5 ms a count after 45,000 jobs)."""
+    from processing.models import ProcessingJob
+    from processing.models.jobs import ACTIVE_STATES
+
     deadline = time.monotonic() + timeout
-    while _succeeded() < target:
+    while ProcessingJob.objects.filter(state__in=ACTIVE_STATES).exists():
         if time.monotonic() > deadline:
-            raise RuntimeError(f"only {_succeeded()} of {target} jobs finished")
+            raise RuntimeError("the queued jobs did not all finish")
         time.sleep(0.05)
 
 
@@ -108,9 +114,11 @@ def drain_http(directory: Path, source, n: int) -> None:
                     before = _succeeded()
                     started, busy = time.perf_counter(), machine_cpu_seconds()
                     queued_insert(n, source)
-                    _wait_for_succeeded(before + n)
+                    _wait_until_drained()
                     rates.append(n / (time.perf_counter() - started))
                     cpu.append((machine_cpu_seconds() - busy) / n * 1000)
+                    if (finished := _succeeded() - before) != n:
+                        raise RuntimeError(f"{finished} of {n} jobs succeeded")
             label = "1_agent" if count == 1 else f"{count}_agents"
             config = f"{count} agent(s) x 4 slots, gunicorn 2 workers, echo"
             report(f"drain_jobs_per_s_http_{label}", rates, unit="jobs/s", n=n, config=config)
