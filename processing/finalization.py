@@ -45,6 +45,14 @@ FINALIZER_CRASHED = (
 )
 
 
+class Delivered(NamedTuple):
+    """A delivered job as finalization reads it: the job, its delivered attempt and the staged outputs."""
+
+    job: ProcessingJob
+    attempt: ProcessingAttempt | None
+    staged: list[StagedOutput]
+
+
 def _locked_if_owned(job_id: uuid.UUID, token: uuid.UUID) -> ProcessingJob | None:
     job = ProcessingJob.objects.select_for_update().get(pk=job_id)
     if job.state != JobState.FINALIZING or job.finalization_token != token:
@@ -52,7 +60,7 @@ def _locked_if_owned(job_id: uuid.UUID, token: uuid.UUID) -> ProcessingJob | Non
     return job
 
 
-def job_finalize(*, job_id: uuid.UUID, token: uuid.UUID, delivered: "Delivered | None" = None) -> str:
+def job_finalize(*, job_id: uuid.UUID, token: uuid.UUID, delivered: Delivered | None = None) -> str:
     """Finish a delivered job if ``token`` still owns its finalization; returns the job's state. ``delivered`` is
     the job as its delivery read it, if it did (it is read here otherwise)."""
     job, attempt, staged = delivered or _delivered(job_id)
@@ -121,12 +129,6 @@ _DELIVERED_SQL = f"""
     WHERE job.id = %s
     ORDER BY staged.role
 """  # noqa: S608  table and column names are the models' own; the job id is a parameter
-
-
-class Delivered(NamedTuple):
-    job: ProcessingJob
-    attempt: ProcessingAttempt | None
-    staged: list[StagedOutput]
 
 
 @functools.cache

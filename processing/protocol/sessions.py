@@ -89,7 +89,8 @@ def session_slots(identity: WorkerIdentity, session_id: uuid.UUID) -> dict[str, 
 
 
 def _claimable_slots(state: str, lapsed: bool, slots) -> dict[str, int] | None:
-    """The registered slots per operation, or None when the session has ended or lapsed."""
+    """The registered slots per operation, or None when the session has ended or lapsed (the delivery function
+    of migration 0010 applies the same rule to a delivery's offers)."""
     if (state == SessionState.ACTIVE and lapsed) or state in (SessionState.EXPIRED, SessionState.CLOSED):
         return None
     return json.loads(slots) if isinstance(slots, str) else slots  # a raw cursor hands jsonb back as text
