@@ -24,6 +24,7 @@ ROOMY = {"running_jobs_per_requester": 1_000_000, "running_jobs_per_project": 1_
          "active_jobs_per_requester": 1_000_000, "active_jobs_per_project": 1_000_000,
          "queued_jobs_global": 2_000_000, "lease_seconds": 60}  # fmt: skip
 SERVICE_SLOTS = 4  # as many as each HTTP agent has
+IDENTITY = "bench"  # the worker identity of the bench deployment (scripts/bench/processes.py)
 
 
 def deployment_use(directory: Path) -> str:
@@ -127,20 +128,22 @@ def drain_http(directory: Path, source, n: int) -> None:
 
 
 def _service_worker(database_url: str, deployment: str, barrier, done) -> None:
-    os.environ.update(DATABASE_URL=database_url, QUIRE_DEPLOYMENT_FILE=deployment, QUIRE_TEST_OPERATIONS="true")
+    # WARNING, as the HTTP drain's server logs: a line per finalized job is the bench's output, not the work measured.
+    os.environ.update(DATABASE_URL=database_url, QUIRE_DEPLOYMENT_FILE=deployment, QUIRE_TEST_OPERATIONS="true",
+                      QUIRE_LOG_LEVEL="WARNING")  # fmt: skip
     django_setup()
     import hashlib
 
     from django.utils import timezone
 
     from processing.claims import claims_acquire
-    from processing.delivery import Diagnostics, delivery_accept
+    from processing.delivery import Accepted, Diagnostics, delivery_accept_held
     from processing.finalization import job_finalize
     from processing.models import WorkerProcessor, WorkerSession
     from processing.staging import output_stage
 
     now = timezone.now()
-    session = WorkerSession.objects.create(identity="bench", instance=f"svc-{os.getpid()}", protocol_version="1",
+    session = WorkerSession.objects.create(identity=IDENTITY, instance=f"svc-{os.getpid()}", protocol_version="1",
                                            registered_at=now, last_heartbeat_at=now,
                                            expires_at=now + timedelta(hours=1))  # fmt: skip
     WorkerProcessor.objects.create(session=session, operation=ECHO, processor_contract="quire-echo/1", slots=256)
@@ -153,8 +156,12 @@ def _service_worker(database_url: str, deployment: str, barrier, done) -> None:
         for claim in claims:
             output_stage(claim_id=claim.claim_id, role="echo", media_type="application/octet-stream", filename="e",
                          data=payload, expected_sha256=digest)  # fmt: skip
-            job_id, token = delivery_accept(claim_id=claim.claim_id, diagnostics=Diagnostics())
-            job_finalize(job_id=job_id, token=token)
+            # As the delivery route does: finalization starts from the rows the delivery statement returned.
+            accepted = delivery_accept_held(claim_id=claim.claim_id, identity=IDENTITY, offers={},
+                                            diagnostics=Diagnostics())  # fmt: skip
+            if not isinstance(accepted, Accepted):
+                raise RuntimeError(f"claim {claim.claim_id} was delivered twice")
+            job_finalize(job_id=accepted.job_id, token=accepted.token, delivered=accepted.delivered)
             handled += 1
     done.put(handled)
 
@@ -248,7 +255,7 @@ def claim_depth(directory: Path, source, depths: list[int], claims: int) -> None
 
     deployment_use(directory)
     now = timezone.now()
-    session = WorkerSession.objects.create(identity="bench", instance="depth", protocol_version="1",
+    session = WorkerSession.objects.create(identity=IDENTITY, instance="depth", protocol_version="1",
                                            registered_at=now, last_heartbeat_at=now,
                                            expires_at=now + timedelta(hours=6))  # fmt: skip
     WorkerProcessor.objects.create(session=session, operation=ECHO, processor_contract="quire-echo/1", slots=256)
