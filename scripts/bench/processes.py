@@ -13,6 +13,7 @@ from pathlib import Path
 
 from scripts.bench.harness import ROOT
 
+WORKER_IDENTITY = "bench"  # the bench deployment's one worker identity
 WORKER_TOKEN = "bench-worker-token"  # noqa: S105  a throwaway token for a throwaway database
 # INFO makes the agents log each delivery with where its time went (input, processor, upload, delivery).
 AGENT_LOG_LEVEL = os.environ.get("BENCH_AGENT_LOG_LEVEL", "WARNING")
@@ -24,8 +25,8 @@ PRODUCTION_LIKE = {"DEBUG": "false", "OFFICE_WARM_ON_START": "false"}
 
 def deployment_write(directory: Path, *, operations: list[str], limits: dict[str, int]) -> Path:
     path = directory / "deployment.toml"
-    lines = ["[limits]", *(f"{key} = {value}" for key, value in limits.items()), "", "[[workers]]", 'name = "bench"',
-             f'token_sha256 = "{hashlib.sha256(WORKER_TOKEN.encode()).hexdigest()}"',
+    lines = ["[limits]", *(f"{key} = {value}" for key, value in limits.items()), "", "[[workers]]",
+             f'name = "{WORKER_IDENTITY}"', f'token_sha256 = "{hashlib.sha256(WORKER_TOKEN.encode()).hexdigest()}"',
              "operations = [" + ", ".join(f'"{op}"' for op in operations) + "]"]  # fmt: skip
     path.write_text("\n".join(lines) + "\n")
     (directory / "worker.token").write_text(WORKER_TOKEN)

@@ -18,13 +18,13 @@ from datetime import timedelta
 from pathlib import Path
 
 from scripts.bench.harness import BENCH_REPS, bench_database, django_setup, n_or, percentile, report
+from scripts.bench.processes import WORKER_IDENTITY
 
 ECHO = "test.echo/v1"
 ROOMY = {"running_jobs_per_requester": 1_000_000, "running_jobs_per_project": 1_000_000,
          "active_jobs_per_requester": 1_000_000, "active_jobs_per_project": 1_000_000,
          "queued_jobs_global": 2_000_000, "lease_seconds": 60}  # fmt: skip
 SERVICE_SLOTS = 4  # as many as each HTTP agent has
-IDENTITY = "bench"  # the worker identity of the bench deployment (scripts/bench/processes.py)
 
 
 def deployment_use(directory: Path) -> str:
@@ -143,8 +143,8 @@ def _service_worker(database_url: str, deployment: str, barrier, done) -> None:
     from processing.staging import output_stage
 
     now = timezone.now()
-    session = WorkerSession.objects.create(identity=IDENTITY, instance=f"svc-{os.getpid()}", protocol_version="1",
-                                           registered_at=now, last_heartbeat_at=now,
+    session = WorkerSession.objects.create(identity=WORKER_IDENTITY, instance=f"svc-{os.getpid()}",
+                                           protocol_version="1", registered_at=now, last_heartbeat_at=now,
                                            expires_at=now + timedelta(hours=1))  # fmt: skip
     WorkerProcessor.objects.create(session=session, operation=ECHO, processor_contract="quire-echo/1", slots=256)
     payload = b"{}"
@@ -157,7 +157,7 @@ def _service_worker(database_url: str, deployment: str, barrier, done) -> None:
             output_stage(claim_id=claim.claim_id, role="echo", media_type="application/octet-stream", filename="e",
                          data=payload, expected_sha256=digest)  # fmt: skip
             # As the delivery route does: finalization starts from the rows the delivery statement returned.
-            accepted = delivery_accept_held(claim_id=claim.claim_id, identity=IDENTITY, offers={},
+            accepted = delivery_accept_held(claim_id=claim.claim_id, identity=WORKER_IDENTITY, offers={},
                                             diagnostics=Diagnostics())  # fmt: skip
             if not isinstance(accepted, Accepted):
                 raise RuntimeError(f"claim {claim.claim_id} was delivered twice")
@@ -255,7 +255,7 @@ def claim_depth(directory: Path, source, depths: list[int], claims: int) -> None
 
     deployment_use(directory)
     now = timezone.now()
-    session = WorkerSession.objects.create(identity=IDENTITY, instance="depth", protocol_version="1",
+    session = WorkerSession.objects.create(identity=WORKER_IDENTITY, instance="depth", protocol_version="1",
                                            registered_at=now, last_heartbeat_at=now,
                                            expires_at=now + timedelta(hours=6))  # fmt: skip
     WorkerProcessor.objects.create(session=session, operation=ECHO, processor_contract="quire-echo/1", slots=256)
