@@ -21,5 +21,5 @@ class Migration(migrations.Migration):
     dependencies = [("processing", "0011_queue_tables_autovacuum")]
 
     operations = [
-        migrations.RunSQL(f"ALTER FUNCTION {CLAIM} SET enable_bitmapscan = off", f"ALTER FUNCTION {CLAIM} RESET ALL")
+        migrations.RunSQL(f"ALTER FUNCTION {CLAIM} SET enable_bitmapscan = off", f"ALTER FUNCTION {CLAIM} RESET enable_bitmapscan")
     ]

@@ -58,3 +58,5 @@ def test_a_claim_reads_the_head_of_a_deep_queue_that_the_statistics_call_empty(
     assert [str(claim.job_id) for claim in claims] == [oldest], "FIFO"
     # Reading every queued row took a block per few jobs (over 100 here); the head is a few blocks.
     assert blocks < 25, f"the claim read {blocks} heap blocks of the job table"
+    with connection.cursor() as cursor:  # the setting is the claim function's own, not the connection's
+        assert cursor.execute("SHOW enable_bitmapscan").fetchone() == ("on",)
