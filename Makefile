@@ -4,7 +4,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test lint install system-packages system-packages-test stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library bench-pptx soak
+.PHONY: run test lint install system-packages system-packages-test bundle stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library bench-pptx bench-collab soak
+
+# The browser code (frontend/): npm packages from the committed lock file, bundled by esbuild into static/bundles/.
+NODE_MODULES := frontend/node_modules/.installed
+BUNDLE := static/bundles/editor.js
+BUNDLE_SOURCES := $(shell find frontend/src -type f 2>/dev/null) frontend/build.mjs frontend/package-lock.json
 
 $(PY):
 	"$$(scripts/find_python.sh)" -m venv $(VENV)
@@ -16,6 +21,16 @@ $(INSTALLED): pyproject.toml | $(PY)
 
 install: $(INSTALLED)
 
+$(NODE_MODULES): frontend/package.json frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund --loglevel=error
+	touch $(NODE_MODULES)
+
+$(BUNDLE): $(NODE_MODULES) $(BUNDLE_SOURCES)
+	cd frontend && node build.mjs
+	touch $(BUNDLE)
+
+bundle: $(BUNDLE)
+
 system-packages:
 	scripts/system_packages.sh run
 
@@ -23,14 +38,18 @@ system-packages-test:
 	scripts/system_packages.sh test
 
 run: install system-packages
+	$(MAKE) --no-print-directory bundle
 	$(PY) scripts/run_local.py
 
+# The browser bundle needs Node (a system package), so it is built after system-packages, never before.
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
+	$(MAKE) --no-print-directory $(NODE_MODULES)
+	cd frontend && node build.mjs --check
 
-test: install system-packages-test lint
+test: install system-packages-test lint bundle
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -65,6 +84,9 @@ bench-office: install system-packages
 
 bench-library: install
 	$(PY) -m scripts.bench.library
+
+bench-collab: install
+	$(PY) -m scripts.bench.collab
 
 bench-pptx: install system-packages
 	$(PY) scripts/bench_pptx.py

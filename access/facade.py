@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from access import selectors, services
 from access.exceptions import ActionForbidden, ProjectNotFound
-from access.models import Permission, Role
+from access.models import Permission, Role, role_permits
 
 __all__ = [
     "ActionForbidden",
@@ -24,6 +24,8 @@ __all__ = [
     "project_ids_permitting",
     "project_ids_visible_to",
     "role_of",
+    "role_permits",
+    "roles_in_project",
     "user_ids_matching",
     "usernames_of",
 ]
@@ -62,6 +64,11 @@ def permission_require(*, user_id: int | None, project_id: uuid.UUID, permission
 
 def role_of(*, user_id: int, project_id: uuid.UUID) -> str | None:
     return selectors.role_of(user_id=user_id, project_id=project_id)
+
+
+def roles_in_project(*, project_id: uuid.UUID, user_ids) -> dict[int, str]:
+    """The role of each of these users on the project, in one query; users without a grant are absent."""
+    return selectors.roles_in_project(project_id=project_id, user_ids=user_ids)
 
 
 def project_ids_permitting(*, user_id: int, permission: str):

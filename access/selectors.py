@@ -18,6 +18,11 @@ def role_of(*, user_id: int, project_id: uuid.UUID) -> str | None:
     return row[0] if row else None
 
 
+def roles_in_project(*, project_id: uuid.UUID, user_ids) -> dict[int, str]:
+    grants = ProjectGrant.objects.filter(project_id=project_id, user_id__in=list(user_ids))
+    return dict(grants.values_list("user_id", "role"))
+
+
 def permission_held(*, user_id: int, project_id: uuid.UUID, permission: str) -> bool:
     return role_permits(role_of(user_id=user_id, project_id=project_id), permission)
 

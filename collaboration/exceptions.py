@@ -15,3 +15,24 @@ class UpdateTooLarge(PayloadTooLarge):
     """The Yjs update is larger than the server accepts."""
 
     code = "update_too_large"
+
+
+class DocumentTooLarge(CollaborationError):
+    """The change would make the document larger than a text document may be."""
+
+    code = "document_too_large"
+    status_code = 413
+
+
+class TooManyConnections(CollaborationError):
+    """Too many editors are open: close one (or wait a minute for a closed one to be forgotten)."""
+
+    code = "too_many_connections"
+    status_code = 429
+
+
+class LiveDocumentNotFound(CollaborationError):
+    """No such document is open to you."""
+
+    code = "document_not_found"
+    status_code = 404

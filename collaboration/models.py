@@ -20,6 +20,10 @@ class DocumentLog(models.Model):
     snapshot_seq = models.BigIntegerField(default=0)
     last_seq = models.BigIntegerField(default=0)
     projected_seq = models.BigIntegerField(default=0)
+    # The digest Workspace's row had when it last agreed with the log (a projection, or a reconciliation
+    # with text written beside the log): a different digest there means the text changed beside the log.
+    projected_sha256 = models.CharField(max_length=64, blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [
@@ -28,7 +32,10 @@ class DocumentLog(models.Model):
                 name="log_sequences_ordered",
             )
         ]
-        indexes = [models.Index(fields=["project_id"], name="log_by_project")]
+        indexes = [
+            models.Index(fields=["project_id"], name="log_by_project"),
+            models.Index(fields=["updated_at"], name="log_lagging", condition=Q(projected_seq__lt=F("last_seq"))),
+        ]
 
     def __str__(self) -> str:
         return f"document {self.file_id} @ {self.last_seq}"
@@ -53,3 +60,27 @@ class AcceptedUpdate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.log_id}#{self.seq}"
+
+
+class LiveConnection(models.Model):
+    """An open editor socket, so that limits per user and per document hold across server processes.
+
+    The server process that holds the socket refreshes ``seen_at``; a row not seen for a minute belongs to a
+    process that died and counts for nothing (the maintenance loop deletes it).
+    """
+
+    id = models.UUIDField(primary_key=True)
+    user_id = models.IntegerField()
+    project_id = models.UUIDField()
+    file_id = models.BigIntegerField()
+    opened_at = models.DateTimeField()
+    seen_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["user_id", "seen_at"], name="live_by_user"),
+            models.Index(fields=["file_id", "seen_at"], name="live_by_document"),
+        ]
+
+    def __str__(self) -> str:
+        return f"user {self.user_id} on {self.file_id}"

@@ -51,4 +51,14 @@ env = environ.Env(
     OUTBOX_RELAY_BATCH=(int, 100),
     OUTBOX_CLAIM_SECONDS=(int, 30),
     OUTBOX_BACKOFF_MAX_SECONDS=(int, 300),
+    # Live collaboration (collaboration/live/): the channel layer between server processes and the socket's bounds
+    CHANNEL_LAYER_URL=(str, ""),
+    COLLAB_MAX_UPDATE_BYTES=(int, 3 * 1024 * 1024),
+    COLLAB_MESSAGES_PER_SECOND=(float, 60.0),
+    COLLAB_MESSAGE_BURST=(int, 300),
+    COLLAB_MAX_CONNECTIONS_PER_USER=(int, 16),
+    COLLAB_MAX_CONNECTIONS_PER_DOCUMENT=(int, 64),
+    COLLAB_IDLE_SECONDS=(float, 120.0),
+    COLLAB_ACCESS_CHECK_SECONDS=(float, 2.0),
+    COLLAB_PROJECTION_DELAY_SECONDS=(float, 1.0),
 )

@@ -36,6 +36,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "channels",
+    "channels_postgres",
     "access",
     "workspace",
     "collaboration",
@@ -117,6 +119,37 @@ def _databases() -> dict:
 
 
 DATABASES = _databases()
+
+
+def _channel_layer_database() -> dict:
+    """The database the PostgreSQL channel layer uses: Quire's own, unless ``CHANNEL_LAYER_URL`` names another."""
+    url = env("CHANNEL_LAYER_URL")
+    database = env.db_url_config(url) if url else DATABASES["default"]
+    keys = ("ENGINE", "NAME", "USER", "PASSWORD", "HOST", "PORT")
+    # The layer builds a Django database wrapper from these to get psycopg's connection parameters.
+    return {
+        **{key: database.get(key) or "" for key in keys},
+        "OPTIONS": {"options": "-c idle_in_transaction_session_timeout=60000"},
+        "TIME_ZONE": None,
+    }
+
+
+def _channel_layers() -> dict:
+    """Between server processes, live editing travels on a channel layer: PostgreSQL by default (nothing more to
+    run), or Redis with ``CHANNEL_LAYER_URL=redis://…``."""
+    url = env("CHANNEL_LAYER_URL")
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        return {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [url]}}}
+    if url == "memory":  # one process only: a server started by a test that needs no second process
+        return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    config = {**_channel_layer_database(), "PSYCOPG_OPTIONS": {"min_size": 1, "max_size": 4}}
+    return {"default": {"BACKEND": "channels_postgres.core.PostgresChannelLayer", "CONFIG": config}}
+
+
+CHANNEL_LAYERS = _channel_layers()
+# channels_postgres removes a channel from a group through the ORM, on a database alias of its own name;
+# a test run mirrors it rather than creating a database for it.
+DATABASES["channels_postgres"] = {**_channel_layer_database(), "TEST": {"MIRROR": "default"}}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -213,6 +246,15 @@ OUTBOX_AMQP_QUEUE = env("OUTBOX_AMQP_QUEUE")
 OUTBOX_RELAY_BATCH = env("OUTBOX_RELAY_BATCH")
 OUTBOX_CLAIM_SECONDS = env("OUTBOX_CLAIM_SECONDS")
 OUTBOX_BACKOFF_MAX_SECONDS = env("OUTBOX_BACKOFF_MAX_SECONDS")
+
+COLLAB_MAX_UPDATE_BYTES = env("COLLAB_MAX_UPDATE_BYTES")
+COLLAB_MESSAGES_PER_SECOND = env("COLLAB_MESSAGES_PER_SECOND")
+COLLAB_MESSAGE_BURST = env("COLLAB_MESSAGE_BURST")
+COLLAB_MAX_CONNECTIONS_PER_USER = env("COLLAB_MAX_CONNECTIONS_PER_USER")
+COLLAB_MAX_CONNECTIONS_PER_DOCUMENT = env("COLLAB_MAX_CONNECTIONS_PER_DOCUMENT")
+COLLAB_IDLE_SECONDS = env("COLLAB_IDLE_SECONDS")
+COLLAB_ACCESS_CHECK_SECONDS = env("COLLAB_ACCESS_CHECK_SECONDS")
+COLLAB_PROJECTION_DELAY_SECONDS = env("COLLAB_PROJECTION_DELAY_SECONDS")
 
 LOGGING = {
     "version": 1,

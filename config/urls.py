@@ -73,7 +73,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("access.urls")),
     path("", include("workspace.urls")),
-    path("", include("collaboration.urls")),
     path("", include("processing.urls")),
 ]
 

@@ -174,12 +174,6 @@ class IfMatchRequired(ProcessingError):
     status_code = 428
 
 
-class IfMatchInvalid(ProcessingError):
-    """If-Match must be one strong entity tag holding a revision number, like "7"."""
-
-    code = "if_match_invalid"
-
-
 class RevisionMismatch(ProcessingError):
     """The document changed since the revision you sent; fetch it and decide again."""
 

@@ -13,6 +13,7 @@ from datetime import timedelta
 from django.db import connection, transaction
 from django.db.models import Q
 
+from collaboration import facade as collaboration
 from processing.blobs import NOT_REFERENCED_BY_PROCESSING
 from processing.claims import db_now
 from processing.configuration import limits
@@ -219,6 +220,11 @@ STEPS = [
 ]
 
 
+def live_documents_upkeep() -> dict[str, int]:
+    """Collaboration's share of the loop (projection left behind, log compaction, dead sockets)."""
+    return collaboration.logs_upkeep()
+
+
 def sweep() -> SweepReport:
     """Run every reaper once. A failing step is logged and counted; the others still run."""
     from processing.metrics import cleanup_failures
@@ -230,4 +236,10 @@ def sweep() -> SweepReport:
         except Exception:
             logger.exception("reaper step failed", extra={"step": name})
             cleanup_failures.labels(step=name).inc()
+    try:
+        for name, count in live_documents_upkeep().items():
+            report.add(f"documents_{name}", count)
+    except Exception:
+        logger.exception("reaper step failed", extra={"step": "live_documents"})
+        cleanup_failures.labels(step="live_documents").inc()
     return report

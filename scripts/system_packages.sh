@@ -12,6 +12,11 @@ packages=(
   # Office previews and the faithful PPTX import profile; python3-uno lets the preview host keep them warm
   libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui python3-uno
 )
+# The browser bundle (frontend/) is built with Node and npm; a Node already on the machine (from any
+# source) is used as it is.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  packages+=(nodejs npm)
+fi
 if [ "$purpose" = "test" ]; then
   packages+=(chromium)  # browser tests drive Debian's Chromium through Playwright
 fi

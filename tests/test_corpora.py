@@ -150,11 +150,12 @@ def test_hostile_yjs_updates_are_refused_and_store_nothing(owner_client, project
 
 
 @pytest.mark.django_db
-def test_an_enormous_yjs_update_is_413_and_stores_nothing(owner_client, project):
+def test_an_enormous_yjs_update_is_413_and_stores_nothing(owner_client, project, settings):
     from collaboration.models import AcceptedUpdate
 
     response = owner_client.generic("POST", f"/v1/projects/{project.pk}/documents/main.tex/updates",
-                                    b"\x01" * (1024 * 1024 + 1), content_type="application/octet-stream")  # fmt: skip
+                                    b"\x01" * (settings.COLLAB_MAX_UPDATE_BYTES + 1),
+                                    content_type="application/octet-stream")  # fmt: skip
     assert (response.status_code, response.json()["error"]["code"]) == (413, "update_too_large")
     assert not AcceptedUpdate.objects.exists()
 

@@ -21,7 +21,7 @@ def file_response(file: ProjectFile, *, attachment: bool) -> HttpResponse:
         content_type = mimetypes.guess_type(file.path)[0] or "application/octet-stream"
         attachment = True
     response = HttpResponse(selectors.file_bytes(file), content_type=content_type)
-    response["ETag"] = f'"{file.sha256}"'
+    response["ETag"] = f'"{file.version}"'
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = "sandbox; default-src 'none'"
     response["Content-Disposition"] = content_disposition_header(attachment, file.path.rsplit("/", 1)[-1])

@@ -31,6 +31,13 @@ class FileNotFound(NotFound):
     code = "file_not_found"
 
 
+class VersionMismatch(WorkspaceError):
+    """The file changed since the version you sent; fetch it and decide again."""
+
+    code = "version_mismatch"
+    status_code = 412
+
+
 class InvalidText(WorkspaceError):
     """A text document must be valid UTF-8."""
 

@@ -3,7 +3,7 @@
 import uuid
 from dataclasses import dataclass
 
-from workspace import library, provisioning, selectors, services, snapshots
+from workspace import documents, library, limits, provisioning, selectors, services, snapshots
 from workspace import library_search as library_search_module
 from workspace.exceptions import (
     FileNotFound,
@@ -12,6 +12,7 @@ from workspace.exceptions import (
     LibraryDocumentNotFound,
     NotATextDocument,
     SearchQueryInvalid,
+    VersionMismatch,
     WorkspaceError,
 )
 from workspace.library import DocumentSummary, NewVersion, VersionSummary
@@ -24,6 +25,8 @@ from workspace.snapshots import FrozenFile, FrozenSnapshot, PinnedContentMissing
 from workspace.tabs import project_tab_register
 
 __all__ = [
+    "DocumentKeeper",
+    "DocumentMeta",
     "DocumentText",
     "FileMeta",
     "FileNotFound",
@@ -41,10 +44,15 @@ __all__ = [
     "PreparedProject",
     "ProjectSummary",
     "SearchQueryInvalid",
+    "VersionMismatch",
     "WorkspaceError",
+    "document_describe",
+    "document_keeper_register",
     "document_path_of",
     "document_read",
+    "document_text_read",
     "document_text_store",
+    "document_version_require",
     "fence_enter",
     "file_content_read",
     "file_meta_for",
@@ -72,6 +80,7 @@ __all__ = [
     "provision_prepare",
     "snapshot_contents",
     "snapshot_freeze",
+    "text_limit_bytes",
 ]
 
 
@@ -102,6 +111,32 @@ class DocumentText:
     path: str
     sha256: str
     text: str
+    version: int = 1
+
+
+@dataclass(frozen=True)
+class DocumentMeta:
+    """A text document without its text."""
+
+    file_id: int
+    project_id: uuid.UUID
+    path: str
+    sha256: str
+    size_bytes: int
+    version: int
+
+
+DocumentKeeper = documents.DocumentKeeper
+
+
+def document_keeper_register(*, keeper: DocumentKeeper) -> None:
+    """Collaboration registers itself as the keeper of text documents (see ``workspace.documents``)."""
+    documents.keeper_register(keeper)
+
+
+def text_limit_bytes() -> int:
+    """The largest text document, in UTF-8 bytes."""
+    return limits.max_text_bytes()
 
 
 def fence_enter(*, project_id: uuid.UUID) -> None:
@@ -121,11 +156,35 @@ def project_describe(*, project_id: uuid.UUID) -> ProjectSummary | None:
 
 
 def document_read(*, project_id: uuid.UUID, path: str) -> DocumentText:
-    """The current text of a text document (raises FileNotFound / NotATextDocument)."""
+    """Workspace's text of a text document (raises FileNotFound / NotATextDocument)."""
     file = selectors.file_at(project_id=project_id, path=path)
     if file.kind != FileKind.TEXT:
         raise NotATextDocument(details={"path": file.path})
-    return DocumentText(file.pk, file.path, file.sha256, selectors.text_of(file))
+    return DocumentText(file.pk, file.path, file.sha256, selectors.text_of(file), file.version)
+
+
+def document_describe(*, project_id: uuid.UUID, file_id: int) -> DocumentMeta | None:
+    """The text document with that id in that project, without its text; ``None`` if there is none."""
+    from workspace.models import ProjectFile
+
+    file = ProjectFile.objects.filter(project_id=project_id, pk=file_id, kind=FileKind.TEXT).first()
+    if file is None:
+        return None
+    return DocumentMeta(file.pk, project_id, file.path, file.sha256, file.size_bytes, file.version)
+
+
+def document_text_read(*, sha256: str) -> str:
+    """The text with that digest (every text document's content is stored by digest)."""
+    from workspace.models import TextContent
+
+    return TextContent.objects.get(pk=sha256).content
+
+
+def document_version_require(*, project_id: uuid.UUID, file_id: int, expected_version: int | None) -> None:
+    """Raise ``VersionMismatch`` unless the document is at ``expected_version`` (``None``: any)."""
+    from workspace.models import ProjectFile
+
+    services.version_require(ProjectFile.objects.filter(project_id=project_id, pk=file_id).first(), expected_version)
 
 
 def file_meta_for(*, user_id: int | None, project_id: uuid.UUID, path: str) -> FileMeta:
@@ -161,7 +220,7 @@ def document_text_store(*, project_id: uuid.UUID, path: str, text: str) -> Docum
     """Replace a text document's content under the fence (joins the caller's transaction)."""
     prepared = services.text_prepare(path=path_normalize(path), text=text)
     file, _ = services.content_commit(project_id=project_id, prepared=prepared)
-    return DocumentText(file.pk, file.path, file.sha256, text)
+    return DocumentText(file.pk, file.path, file.sha256, text, file.version)
 
 
 def snapshot_freeze(*, project_id: uuid.UUID) -> FrozenSnapshot:

@@ -63,11 +63,13 @@ class ProjectFile(models.Model):
     kind = models.CharField(max_length=8, choices=FileKind.choices)
     sha256 = models.CharField(max_length=64)
     size_bytes = models.BigIntegerField()
+    version = models.BigIntegerField(default=1, help_text="Counts content changes; the file's ETag.")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["project", "path"], name="file_path_unique_in_project"),
+            models.CheckConstraint(condition=Q(version__gte=1), name="file_version_positive"),
             models.CheckConstraint(condition=Q(kind__in=FileKind.values), name="file_kind_known"),
             models.CheckConstraint(condition=Q(size_bytes__gte=0), name="file_size_nonnegative"),
         ]

@@ -1,8 +1,9 @@
 import uuid
 
 from access import facade as access
+from workspace import documents
 from workspace.exceptions import FileNotFound
-from workspace.models import Project, ProjectFile, TextContent
+from workspace.models import FileKind, Project, ProjectFile, TextContent
 from workspace.paths import path_normalize
 from workspace.storage import asset_storage
 
@@ -33,8 +34,17 @@ def file_at(*, project_id: uuid.UUID, path: str) -> ProjectFile:
     return file
 
 
+def file_current(*, project_id: uuid.UUID, path: str) -> ProjectFile:
+    """The file as of now: a text document's row first takes in every edit accepted live."""
+    file = file_at(project_id=project_id, path=path)
+    if file.kind == FileKind.TEXT and documents.keeper() is not None:
+        documents.projection_bring_up_to_date(project_id=project_id, file_id=file.pk)
+        file = file_at(project_id=project_id, path=path)
+    return file
+
+
 def file_bytes(file: ProjectFile) -> bytes:
-    if file.kind == "text":
+    if file.kind == FileKind.TEXT:
         return TextContent.objects.get(pk=file.sha256).content.encode("utf-8")
     return asset_storage().read(file.sha256)
 

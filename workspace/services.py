@@ -18,7 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from access import facade as access
-from workspace import limits, signals
+from workspace import documents, limits, signals
 from workspace.exceptions import (
     FileNotFound,
     FileTooLarge,
@@ -27,6 +27,7 @@ from workspace.exceptions import (
     PathConflict,
     PathExists,
     ProjectFull,
+    VersionMismatch,
 )
 from workspace.models import Compiler, FileKind, Project, ProjectFile, ProjectType, TextContent
 from workspace.paths import path_ancestors, path_is_text, path_normalize
@@ -109,11 +110,31 @@ def text_content_store(prepared: PreparedContent) -> None:
         )
 
 
-def content_commit(*, project_id: uuid.UUID, prepared: PreparedContent) -> tuple[ProjectFile, bool]:
-    """Create or replace a file from prepared content under the fence; returns (file, created)."""
+def version_require(existing: ProjectFile | None, expected_version: int | None) -> None:
+    """Raise ``VersionMismatch`` unless ``expected_version`` is ``None`` or the file's current version."""
+    if expected_version is None:
+        return
+    current = existing.version if existing is not None else None
+    if current != expected_version:
+        raise VersionMismatch(details={"current_version": current}, headers=_etag_headers(current))
+
+
+def _etag_headers(version: int | None) -> dict[str, str]:
+    return {"ETag": f'"{version}"'} if version is not None else {}
+
+
+def content_commit(
+    *, project_id: uuid.UUID, prepared: PreparedContent, expected_version: int | None = None
+) -> tuple[ProjectFile, bool]:
+    """Create or replace a file from prepared content under the fence; returns (file, created).
+
+    A replacement with new content moves the file's version on by one; with ``expected_version``, a file
+    at another version (or none) is refused with ``VersionMismatch`` and nothing changes.
+    """
     with transaction.atomic():
         project = fence_enter(project_id)
         existing = ProjectFile.objects.filter(project=project, path=prepared.path).first()
+        version_require(existing, expected_version)
         if existing is not None and existing.kind != prepared.kind:
             raise PathExists("A file of another kind already has that path.", details={"path": prepared.path})
         if existing is None:
@@ -128,18 +149,45 @@ def content_commit(*, project_id: uuid.UUID, prepared: PreparedContent) -> tuple
             )  # fmt: skip
             return created, True
         _mutated(project, now, size_bytes=prepared.size_bytes - existing.size_bytes)
+        if existing.sha256 != prepared.sha256:
+            existing.version += 1
         existing.sha256, existing.size_bytes = prepared.sha256, prepared.size_bytes
-        existing.save(update_fields=["sha256", "size_bytes", "updated_at"])
+        existing.save(update_fields=["sha256", "size_bytes", "version", "updated_at"])
         return existing, False
 
 
 def file_write(
-    *, actor_id: int, project_id: uuid.UUID, path: str, data: bytes, kind: str | None = None
+    *,
+    actor_id: int,
+    project_id: uuid.UUID,
+    path: str,
+    data: bytes,
+    kind: str | None = None,
+    expected_version: int | None = None,
 ) -> tuple[ProjectFile, bool]:
-    """Create or replace the file at ``path``. Raises workspace errors for every rule it breaks."""
+    """Create or replace the file at ``path``. Raises workspace errors for every rule it breaks.
+
+    Replacing a text document goes through the document keeper (see ``workspace.documents``), so that
+    the new text is an edit that authors typing in it receive rather than a write beneath them.
+    """
     access.permission_require(user_id=actor_id, project_id=project_id, permission=access.Permission.EDIT)
     prepared = content_prepare(path=path, data=data, kind=kind)
-    file, created = content_commit(project_id=project_id, prepared=prepared)
+    keeper = documents.keeper()
+    existing = ProjectFile.objects.filter(project_id=project_id, path=prepared.path).first()
+    replaces_text = existing is not None and existing.kind == FileKind.TEXT == prepared.kind
+    if keeper is not None and replaces_text:
+        keeper.text_replace(
+            actor_id=actor_id,
+            project_id=project_id,
+            path=prepared.path,
+            text=prepared.text,
+            expected_version=expected_version,
+        )
+        file, created = ProjectFile.objects.filter(pk=existing.pk).first(), False
+        if file is None:
+            raise FileNotFound(details={"path": prepared.path})
+    else:
+        file, created = content_commit(project_id=project_id, prepared=prepared, expected_version=expected_version)
     announcement = {
         "project_id": project_id, "path": file.path, "kind": file.kind,
         "sha256": file.sha256, "size_bytes": file.size_bytes, "actor_id": actor_id,

@@ -86,6 +86,8 @@ def project_detail(request, project_id: uuid.UUID):
     files = selectors.files_of(project_id=project.pk)
     selected_path = request.GET.get("file") or project.entry_path
     selected = next((file for file in files if file.path == selected_path), None)
+    if selected is not None and selected.kind == FileKind.TEXT:
+        selected = selectors.file_current(project_id=project.pk, path=selected.path)
     role = access.role_of(user_id=request.user.pk, project_id=project.pk)
     context = {
         "project": project,
@@ -169,7 +171,7 @@ def file_delete(request, project_id: uuid.UUID):
 def file_download(request, project_id: uuid.UUID, path: str):
     _project_or_404(request, project_id)
     try:
-        file = selectors.file_at(project_id=project_id, path=path)
+        file = selectors.file_current(project_id=project_id, path=path)
     except QuireError as exc:
         raise Http404(exc.message) from exc
     return file_response(file, attachment=True)

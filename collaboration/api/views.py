@@ -35,17 +35,19 @@ class DocumentUpdateApi(APIView):
         responses={
             200: AcceptedSerializer,
             **ERROR_RESPONSES,
-            413: error("The update is too large."),
+            413: error("`update_too_large`, or `document_too_large`: the text would exceed a document's limit."),
             415: error("Send application/octet-stream."),
         },
         tags=["documents"],
     )
     def post(self, request, project_id: uuid.UUID, path: str):
         update = raw_body(
-            request, limit_bytes=services.MAX_UPDATE_BYTES, accept=YJS_MEDIA_TYPES, too_large=UpdateTooLarge
+            request, limit_bytes=services.max_update_bytes(), accept=YJS_MEDIA_TYPES, too_large=UpdateTooLarge
         )
-        accepted = services.update_accept(actor_id=request.user.pk, project_id=project_id, path=path, update=update)
-        return Response({"seq": accepted.seq, "text_sha256": accepted.text_sha256, "changed": accepted.changed})
+        stored = services.update_accept_and_project(
+            actor_id=request.user.pk, project_id=project_id, path=path, update=update
+        )
+        return Response({"seq": stored.last_seq, "text_sha256": stored.text_sha256, "changed": stored.changed})
 
 
 class DocumentStateApi(APIView):

@@ -12,9 +12,13 @@ in the API's error shape.
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn_worker import UvicornWorker
 
+from config.env import env
 from config.http.middleware import MAX_HEADER_BYTES
 
 HEADER_BLOCK_BYTES = 4 * MAX_HEADER_BYTES
+# A WebSocket message past this is refused by uvicorn itself (close code 1009); below it, the live editor's
+# consumer applies Quire's own limit and says why (collaboration/live/consumer.py).
+WEBSOCKET_MESSAGE_BYTES = env("COLLAB_MAX_UPDATE_BYTES") + 1024 * 1024
 
 
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
@@ -44,4 +48,10 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
 
 class QuireWorker(UvicornWorker):
-    CONFIG_KWARGS = {"loop": "asyncio", "http": BoundedHttpToolsProtocol}
+    CONFIG_KWARGS = {
+        "loop": "asyncio",
+        "http": BoundedHttpToolsProtocol,
+        "ws": "websockets-sansio",
+        "ws_max_size": WEBSOCKET_MESSAGE_BYTES,
+        "lifespan": "on",
+    }

@@ -1,6 +1,5 @@
 """The PDF library API (architecture §8): accept versions, read documents, search current versions."""
 
-import re
 import uuid
 
 from drf_spectacular.types import OpenApiTypes
@@ -11,6 +10,7 @@ from rest_framework.views import APIView
 from config.http.bodies import raw_body
 from config.http.openapi import ERROR_RESPONSES, error
 from config.http.parsers import RawBodyParser
+from config.http.preconditions import IfMatchInvalid, if_match_number
 from processing import library_queries, selectors
 from processing.api.library_serializers import (
     LibraryAcceptedSerializer,
@@ -19,12 +19,11 @@ from processing.api.library_serializers import (
     LibrarySearchResultSerializer,
 )
 from processing.api.views import IDEMPOTENCY_KEY
-from processing.exceptions import IfMatchInvalid, IfMatchRequired
+from processing.exceptions import IfMatchRequired
 from processing.library_acceptance import Accepted, VersionUpload, library_version_accept
 from processing.library_input import max_pdf_bytes
 
 PDF_MEDIA_TYPES = ("application/pdf", "application/octet-stream")
-_STRONG_REVISION = re.compile(r'^"([0-9]{1,9})"$')
 
 UPLOAD_PARAMETERS = [
     IDEMPOTENCY_KEY,
@@ -49,12 +48,12 @@ ACCEPT_RESPONSES = {
 
 def if_match_revision(raw: str | None) -> int:
     """The revision a replacement is based on, from ``If-Match: "<revision>"`` (428 absent, 400 malformed)."""
-    if raw is None or not raw.strip():
+    revision = if_match_number(raw)
+    if revision is None:
         raise IfMatchRequired()
-    match = _STRONG_REVISION.match(raw.strip())
-    if match is None:
+    if revision > 2**31 - 1:  # revisions are 32-bit
         raise IfMatchInvalid(details={"if_match": raw[:100]})
-    return int(match.group(1))
+    return revision
 
 
 def document_response(view, *, status_code: int = 200) -> Response:

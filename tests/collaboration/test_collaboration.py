@@ -1,6 +1,7 @@
 import pytest
 from pycrdt import Doc, Text
 
+from collaboration import log as document_log
 from collaboration import services
 from collaboration.models import AcceptedUpdate, DocumentLog
 from tests.concurrency import run_together
@@ -68,7 +69,7 @@ def test_projection_equals_the_pycrdt_document_text(owner_client, project):
 
 
 def test_compaction_does_not_change_the_projected_text(owner_client, owner, project, monkeypatch):
-    monkeypatch.setattr(services, "SNAPSHOT_EVERY", 5)
+    monkeypatch.setattr(document_log, "SNAPSHOT_EVERY", 5)
     for index in range(12):
         text = _workspace_text(owner_client, project) + f"line {index}\n"
         services.text_edit(actor_id=owner.pk, project_id=project.pk, path="main.tex", text=text)

@@ -48,13 +48,14 @@ def test_project_page_shows_tree_and_editor(browser, project):
     assert "\\documentclass" in page
 
 
-def test_editor_save_goes_through_collaboration(browser, project):
-    response = browser.post(
-        f"/projects/{project.pk}/documents/save", {"path": "main.tex", "text": "line one\r\nline two\r\n"}
-    )
-    assert response.status_code == 302
+def test_a_text_document_opens_in_the_live_editor_with_its_text_readable_before_it_syncs(browser, project):
+    file = ProjectFile.objects.get(project=project, path="main.tex")
     page = browser.get(f"/projects/{project.pk}/?file=main.tex").content.decode()
-    assert "line one\nline two" in page
+    assert 'data-live-editor data-socket-path="/ws/projects/' in page
+    assert f'data-room="{file.pk}"' in page and 'data-may-edit="true"' in page
+    assert 'class="code editor-fallback"' in page and "\\documentclass" in page
+    assert "bundles/editor.js" in page
+    assert "documents/save" not in page  # typing is saving: there is no Save form
 
 
 def test_upload_rename_and_delete(browser, project):
@@ -93,7 +94,7 @@ def test_another_users_project_is_404(browser):
     assert browser.post(f"/projects/{stranger_project.pk}/files/new", {"path": "x.tex"}).status_code == 404
 
 
-def test_viewer_sees_a_read_only_editor(project, owner):
+def test_viewer_sees_a_read_only_editor_and_no_upload(project, owner):
     from access.services import member_set
 
     viewer = UserFactory()
@@ -101,9 +102,7 @@ def test_viewer_sees_a_read_only_editor(project, owner):
     client = Client()
     client.force_login(viewer)
     page = client.get(f"/projects/{project.pk}/").content.decode()
-    assert "readonly" in page and "Upload files" not in page
-    response = client.post(f"/projects/{project.pk}/documents/save", {"path": "main.tex", "text": "x"}, follow=True)
-    assert "does not allow" in response.content.decode()
+    assert 'data-may-edit="false"' in page and "read-only" in page and "Upload files" not in page
 
 
 def test_api_tokens_page_shows_a_new_token_once(browser):

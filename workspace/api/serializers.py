@@ -37,6 +37,7 @@ class FileOutputSerializer(serializers.Serializer):
     kind = serializers.CharField()
     size = serializers.IntegerField(source="size_bytes")
     sha256 = serializers.CharField()
+    version = serializers.IntegerField(help_text='Counts content changes; served as `ETag: "<version>"`.')
     updated_at = serializers.DateTimeField()
 
 

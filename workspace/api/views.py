@@ -10,6 +10,7 @@ from access import facade as access
 from config.http.bodies import raw_body
 from config.http.openapi import ERROR_RESPONSES, error
 from config.http.parsers import BoundedJSONParser, RawBodyParser
+from config.http.preconditions import if_match_number
 from workspace import limits, selectors, services
 from workspace.api.serializers import (
     FileMoveInputSerializer,
@@ -102,6 +103,13 @@ KIND_PARAMETER = OpenApiParameter(
     description="Override the kind chosen from the extension (text documents must be UTF-8).",
 )
 
+IF_MATCH_PARAMETER = OpenApiParameter(
+    "If-Match",
+    location=OpenApiParameter.HEADER,
+    required=False,
+    description='The version the change is based on, as served in the ETag (`"7"`).',
+)
+
 
 class FileDetailApi(APIView):
     parser_classes = [RawBodyParser]
@@ -109,31 +117,51 @@ class FileDetailApi(APIView):
     @extend_schema(
         operation_id="project_files_retrieve",
         responses={(200, "*/*"): OpenApiTypes.BINARY, **ERROR_RESPONSES},
-        description="The file's bytes: text documents as UTF-8 text/plain, assets as attachments.",
+        description=(
+            "The file's bytes: text documents as UTF-8 text/plain (with every edit accepted from live editors), "
+            'assets as attachments. Served with `ETag: "<version>"`.'
+        ),
         tags=["files"],
     )
     def get(self, request, project_id: uuid.UUID, path: str):
         selectors.project_for(user_id=request.user.pk, project_id=project_id)
-        file = selectors.file_at(project_id=project_id, path=path)
+        file = selectors.file_current(project_id=project_id, path=path)
         return file_response(file, attachment=False)
 
     @extend_schema(
         operation_id="project_files_put",
-        parameters=[KIND_PARAMETER],
+        parameters=[KIND_PARAMETER, IF_MATCH_PARAMETER],
         request={"application/octet-stream": OpenApiTypes.BINARY},
-        responses={200: FileOutputSerializer, 201: FileOutputSerializer, **FILE_WRITE_ERRORS},
+        responses={
+            200: FileOutputSerializer,
+            201: FileOutputSerializer,
+            **FILE_WRITE_ERRORS,
+            412: error("`version_mismatch`: `details.current_version` and the ETag header name the current one."),
+        },
+        description=(
+            "Create or replace a file. Replacing a text document is an edit that everyone editing it live receives; "
+            'with `If-Match: "<version>"` it is refused (412, nothing changed) unless that is the current version.'
+        ),
         tags=["files"],
     )
     def put(self, request, project_id: uuid.UUID, path: str):
         access.permission_require(user_id=request.user.pk, project_id=project_id, permission=access.Permission.EDIT)
         kind = request.query_params.get("kind") or None
+        expected_version = if_match_number(request.headers.get("If-Match"))
         data = raw_body(request, limit_bytes=max(limits.max_asset_bytes(), limits.max_text_bytes()))
         file, created = services.file_write(
-            actor_id=request.user.pk, project_id=project_id, path=path, data=data, kind=kind
+            actor_id=request.user.pk,
+            project_id=project_id,
+            path=path,
+            data=data,
+            kind=kind,
+            expected_version=expected_version,
         )
-        return Response(
+        response = Response(
             FileOutputSerializer(file).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
         )
+        response["ETag"] = f'"{file.version}"'
+        return response
 
     @extend_schema(
         operation_id="project_files_move",

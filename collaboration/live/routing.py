@@ -1,0 +1,9 @@
+"""The live editing sockets' URLs (the ASGI application routes WebSockets here)."""
+
+from django.urls import path
+
+from collaboration.live.consumer import DocumentConsumer
+
+websocket_urlpatterns = [
+    path("ws/projects/<uuid:project_id>/documents/<int:file_id>", DocumentConsumer.as_asgi()),
+]

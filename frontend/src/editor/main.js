@@ -1,0 +1,86 @@
+// The live editor: enhances the project page's `[data-live-editor]` element (its text is shown as plain,
+// read-only text without this script). Typing is saving: every change is a Yjs update the server stores
+// and relays to everyone with the document open (see connection.js).
+import { Compartment, EditorState } from "@codemirror/state";
+import { EditorView, keymap } from "@codemirror/view";
+import { yCollab } from "y-codemirror.next";
+import * as Y from "yjs";
+
+import { buildGateInstall, buildGateRegister, buildNow } from "./build-gate.js";
+import { LiveDocument } from "./connection.js";
+import { languageFor } from "./languages.js";
+import { presenceShow } from "./presence.js";
+import { editorSetup } from "./setup.js";
+import { statusShow } from "./status.js";
+
+function socketBase(path) {
+  const scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
+  return `${scheme}//${window.location.host}${path}`;
+}
+
+function editable(on) {
+  return [EditorState.readOnly.of(!on), EditorView.editable.of(on)];
+}
+
+function editorStart(root) {
+  const { socketPath, room, path, mayEdit, userName, userColour } = root.dataset;
+  const live = new LiveDocument({ socketUrl: socketBase(socketPath), room });
+  live.awareness.setLocalStateField("user", { name: userName, color: userColour, colorLight: `${userColour}33` });
+  const undoManager = new Y.UndoManager(live.text);
+  const access = new Compartment();
+  let mayEditNow = mayEdit === "true";
+  let synced = false; // nothing is typed into the document before it holds the server's text
+
+  const view = new EditorView({
+    parent: root.querySelector("[data-editor-surface]"),
+    state: EditorState.create({
+      doc: "",
+      extensions: [
+        keymap.of([
+          { key: "Mod-Enter", run: buildNow, preventDefault: true },
+          { key: "Mod-s", run: buildNow, preventDefault: true },
+        ]),
+        editorSetup(),
+        languageFor(path),
+        access.of(editable(false)),
+        yCollab(live.text, live.awareness, { undoManager }),
+        EditorView.contentAttributes.of({ "aria-label": `Content of ${path}` }),
+      ],
+    }),
+  });
+  const applyAccess = () => view.dispatch({ effects: access.reconfigure(editable(synced && mayEditNow)) });
+
+  live.provider.on("sync", (isSynced) => {
+    if (!isSynced || synced) return;
+    synced = true;
+    root.classList.add("live-editor-ready");
+    applyAccess();
+  });
+  live.addEventListener("refused", ({ detail }) => {
+    if (detail.code === "read_only") mayEditNow = false;
+    if (detail.code === "editable") mayEditNow = true;
+    applyAccess();
+  });
+  live.addEventListener("change", () => {
+    if (live.state === "closed" && mayEditNow) {
+      mayEditNow = false;
+      applyAccess();
+    }
+  });
+
+  statusShow(live, root.querySelector("[data-sync-status]"));
+  presenceShow(live.awareness, root.querySelector("[data-presence]"));
+  buildGateRegister(live);
+  // Tests and the build controls reach the page's documents here.
+  window.quireEditors = [...(window.quireEditors || []), { live, view }];
+}
+
+function start() {
+  const roots = document.querySelectorAll("[data-live-editor]");
+  if (roots.length === 0) return;
+  buildGateInstall();
+  roots.forEach(editorStart);
+}
+
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+else start();
