@@ -126,10 +126,15 @@ def _channel_layer_database() -> dict:
     url = env("CHANNEL_LAYER_URL")
     database = env.db_url_config(url) if url else DATABASES["default"]
     keys = ("ENGINE", "NAME", "USER", "PASSWORD", "HOST", "PORT")
+    # Connection options (a socket directory given as ``?host=``, TLS) carry over; Django's pool and prepared
+    # statements do not: the layer keeps a psycopg pool of its own and plain statements.
+    options = {
+        key: value for key, value in database.get("OPTIONS", {}).items() if key not in ("pool", "prepare_threshold")
+    }
     # The layer builds a Django database wrapper from these to get psycopg's connection parameters.
     return {
         **{key: database.get(key) or "" for key in keys},
-        "OPTIONS": {"options": "-c idle_in_transaction_session_timeout=60000"},
+        "OPTIONS": {**options, "options": "-c idle_in_transaction_session_timeout=60000"},
         "TIME_ZONE": None,
     }
 

@@ -21,6 +21,12 @@ class Capture:
     bundle: Bundle
     generation: int
     fence_seconds: float
+    documents: tuple[tuple[str, int], ...] = ()  # (path, version) of each text document frozen
+
+    @property
+    def captured(self) -> dict:
+        """What the job records of its input: the generation and each text document's version."""
+        return {"generation": self.generation, "documents": [list(document) for document in self.documents]}
 
 
 def project_capture(*, project_id: uuid.UUID, compiler_override: str | None = None) -> Capture:
@@ -47,4 +53,10 @@ def project_capture(*, project_id: uuid.UUID, compiler_override: str | None = No
         source_epoch=int(snapshot.content_changed_at.timestamp()),
         files=files,
     )
-    return Capture(bundle=bundle_build(manifest, files), generation=snapshot.generation, fence_seconds=fence_seconds)
+    documents = tuple((file.path, file.version) for file in snapshot.files if file.kind == "text")
+    return Capture(
+        bundle=bundle_build(manifest, files),
+        generation=snapshot.generation,
+        fence_seconds=fence_seconds,
+        documents=documents,
+    )

@@ -68,7 +68,12 @@ def job_retry_by_operator(*, job_id) -> Retried:
         retry = _linked_copy(failed, limit.max_attempts, timedelta(seconds=limit.preparation_seconds))
         ProcessingBlob.objects.filter(pk=failed.input_blob_id).update(touched_at=timezone.now())
         job_queue_or_reuse(
-            operation, retry.pk, blob_id=failed.input_blob_id, input_digest=failed.input_digest, limit=limit
+            operation,
+            retry.pk,
+            blob_id=failed.input_blob_id,
+            input_digest=failed.input_digest,
+            limit=limit,
+            captured=failed.captured,  # the same input, so the same document versions
         )
     return Retried(retry.pk, replayed=False)
 

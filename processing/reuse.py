@@ -35,7 +35,9 @@ def reuse_source(operation: Operation, job: ProcessingJob, input_digest: str) ->
     )
 
 
-def job_complete_from(job: ProcessingJob, source: ProcessingJob, *, blob_id: int, input_digest: str) -> None:
+def job_complete_from(
+    job: ProcessingJob, source: ProcessingJob, *, blob_id: int, input_digest: str, captured: dict | None = None
+) -> None:
     """Inside the caller's transaction: a new succeeded job with its own artifact rows and no attempt."""
     for artifact in source.artifacts.all():
         ProcessingArtifact.objects.create(
@@ -54,6 +56,7 @@ def job_complete_from(job: ProcessingJob, source: ProcessingJob, *, blob_id: int
         only_from={JobState.PREPARING},
         input_blob_id=blob_id,
         input_digest=input_digest,
+        captured=captured or {},
         cache_hit=True,
         reused_from_id=source.pk,
         processor_contract=source.processor_contract,

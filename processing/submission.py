@@ -173,12 +173,13 @@ def _upload_check(operation: Operation, upload: Upload, limit: Limits) -> None:
 def _prepare(operation: Operation, job_id: uuid.UUID, *, upload: Upload | None, limit: Limits) -> None:
     """Capture or store the input, then queue (or satisfy from reuse). Failures fail the job."""
     job = ProcessingJob.objects.get(pk=job_id)
+    captured: dict = {}
     try:
         if upload is not None:
             data = upload.data
         else:
             capture = project_capture(project_id=job.project_id, compiler_override=job.options.get("compiler"))
-            data = capture.bundle.data
+            data, captured = capture.bundle.data, capture.captured
         if len(data) > limit.input_bytes:
             _fail(
                 job_id,
@@ -196,14 +197,22 @@ def _prepare(operation: Operation, job_id: uuid.UUID, *, upload: Upload | None, 
         logger.exception("preparation failed", extra={"job": str(job_id), "operation": operation.name})
         _fail(job_id, FailureClass.TRANSIENT_INFRASTRUCTURE, "preparation_failed", "Capturing the input failed.")
         return
-    job_queue_or_reuse(operation, job_id, blob_id=blob_id, input_digest=digest, limit=limit)
+    job_queue_or_reuse(operation, job_id, blob_id=blob_id, input_digest=digest, limit=limit, captured=captured)
 
 
 def _fail(job_id: uuid.UUID, failure_class: str, code: str, message: str) -> None:
     job_transition(job_id=job_id, to=JobState.FAILED, **failure_fields(failure_class, code, message))
 
 
-def job_queue_or_reuse(operation: Operation, job_id: uuid.UUID, *, blob_id: int, input_digest: str, limit: Limits):
+def job_queue_or_reuse(
+    operation: Operation,
+    job_id: uuid.UUID,
+    *,
+    blob_id: int,
+    input_digest: str,
+    limit: Limits,
+    captured: dict | None = None,
+):
     """Make a prepared job claimable (and wake idle workers), or finish it from a reusable result."""
     with transaction.atomic():
         job = ProcessingJob.objects.select_for_update().get(pk=job_id)
@@ -211,7 +220,7 @@ def job_queue_or_reuse(operation: Operation, job_id: uuid.UUID, *, blob_id: int,
             return  # cancelled or expired while preparing; its input bytes are left to the reaper
         source = reuse.reuse_source(operation, job, input_digest)
         if source is not None:
-            reuse.job_complete_from(job, source, blob_id=blob_id, input_digest=input_digest)
+            reuse.job_complete_from(job, source, blob_id=blob_id, input_digest=input_digest, captured=captured or {})
             return
         now = timezone.now()
         job_transition(
@@ -220,6 +229,7 @@ def job_queue_or_reuse(operation: Operation, job_id: uuid.UUID, *, blob_id: int,
             only_from={JobState.PREPARING},
             input_blob_id=blob_id,
             input_digest=input_digest,
+            captured=captured or {},
             queued_at=now,
             phase=Phase.WAITING_FOR_WORKER,
             deadline_at=now + timedelta(seconds=limit.queue_wait_seconds),

@@ -103,6 +103,7 @@ class TaskRow:
     input_filename: str
     result_project_id: uuid.UUID | None
     retry_of_id: uuid.UUID | None
+    captured_text: str = ""
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,19 @@ def _phase_text(job: ProcessingJob) -> str:
     if job.state in ACTIVE_STATES:
         return PHASE_WORDS.get(job.phase, job.phase)
     return TERMINAL_WORDS.get(job.state, job.state)
+
+
+CAPTURED_DOCUMENTS_SHOWN = 4
+
+
+def captured_words(captured: dict) -> str:
+    """Which versions of the text the job built from, as in "Captured main.tex v14, intro.tex v3 and 2 more"."""
+    documents = captured.get("documents") if captured else None
+    if not documents:
+        return ""
+    named = ", ".join(f"{path} v{version}" for path, version in documents[:CAPTURED_DOCUMENTS_SHOWN])
+    more = len(documents) - CAPTURED_DOCUMENTS_SHOWN
+    return f"Captured {named}" + (f" and {more} more" if more > 0 else "")
 
 
 def _row(job: ProcessingJob, project_names: dict) -> TaskRow:
@@ -159,6 +173,7 @@ def _row(job: ProcessingJob, project_names: dict) -> TaskRow:
         input_filename=job.input_filename,
         result_project_id=job.result_project_id,
         retry_of_id=job.retry_of_id,
+        captured_text=captured_words(job.captured),
     )
 
 

@@ -34,8 +34,11 @@ def database_url_of_tests() -> str:
 
 
 @contextmanager
-def quire_server(*, storage_dir: Path, extra_env: dict[str, str] | None = None, workers: int = 1):
-    port = free_port()
+def quire_server(
+    *, storage_dir: Path, extra_env: dict[str, str] | None = None, workers: int = 1, port: int | None = None
+):
+    """A server on ``port`` (a free one by default: a test that restarts a server passes the one it had)."""
+    port = port or free_port()
     env = {
         **os.environ,
         "DATABASE_URL": database_url_of_tests(),
@@ -45,7 +48,7 @@ def quire_server(*, storage_dir: Path, extra_env: dict[str, str] | None = None, 
         "OFFICE_WARM_ON_START": "false",  # converters start on a first Office preview, not with every server
         **(extra_env or {}),
     }
-    log = open(storage_dir.parent / f"server-{port}.log", "wb")  # noqa: SIM115  closed below
+    log = open(storage_dir.parent / f"server-{port}.log", "ab")  # noqa: SIM115  closed below
     process = subprocess.Popen(
         [
             sys.executable, "-m", "gunicorn", "config.asgi:application",

@@ -36,6 +36,7 @@ class FrozenFile:
     kind: str
     size_bytes: int
     sha256: str
+    version: int
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,9 @@ def snapshot_freeze(*, project_id: uuid.UUID, pin_ttl: timedelta = DEFAULT_PIN_T
         raise RuntimeError("snapshot_freeze must run inside the capture transaction")
     project = fence_enter(project_id)
     rows = (
-        ProjectFile.objects.filter(project=project).order_by("path").values_list("path", "kind", "size_bytes", "sha256")
+        ProjectFile.objects.filter(project=project)
+        .order_by("path")
+        .values_list("path", "kind", "size_bytes", "sha256", "version")
     )
     files = tuple(FrozenFile(*row) for row in rows)
     now = timezone.now()

@@ -37,6 +37,34 @@ class FailureField(serializers.Field):
         return {"class": job.failure_class, "code": job.failure_code, "message": job.failure_message}
 
 
+@extend_schema_field(
+    {
+        "type": "object",
+        "nullable": True,
+        "description": "What a project build or export captured: the project's generation and each text "
+        "document's version (the file's ETag) as it was frozen.",
+        "properties": {
+            "generation": {"type": "integer"},
+            "documents": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"path": {"type": "string"}, "version": {"type": "integer"}},
+                    "required": ["path", "version"],
+                },
+            },
+        },
+        "required": ["generation", "documents"],
+    }
+)
+class CapturedField(serializers.Field):
+    def to_representation(self, captured):
+        if not captured:
+            return None
+        documents = [{"path": path, "version": version} for path, version in captured.get("documents", [])]
+        return {"generation": captured["generation"], "documents": documents}
+
+
 class JobSerializer(serializers.Serializer):
     id = serializers.UUIDField()
     operation = serializers.CharField()
@@ -58,6 +86,7 @@ class JobSerializer(serializers.Serializer):
     input_profile = serializers.CharField(allow_blank=True)
     processor_contract = serializers.CharField(allow_blank=True)
     retry_of_id = serializers.UUIDField(allow_null=True)
+    captured = CapturedField()
 
     def get_requester(self, job) -> str:
         return self.context.get("usernames", {}).get(job.requester_id, "")

@@ -77,6 +77,8 @@ class ProcessingJob(models.Model):
     input_filename = models.CharField(max_length=255, blank=True, default="")
     input_blob = models.ForeignKey(ProcessingBlob, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     input_digest = models.CharField(max_length=64, blank=True, default="")
+    # What a project capture froze: {"generation": n, "documents": [[path, version], …]} (text documents only).
+    captured = models.JSONField(default=dict, blank=True)
     processor_contract = models.CharField(max_length=255, blank=True, default="")
     cache_hit = models.BooleanField(default=False)
     reused_from_id = models.UUIDField(null=True, blank=True)

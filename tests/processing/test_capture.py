@@ -158,3 +158,24 @@ def test_edits_proceed_while_the_bundle_is_being_built(owner, monkeypatch):
 
     assert edit_done.is_set()
     assert _read(captured.bundle.data, "files/main.tex") == FILES["main.tex"]
+
+
+@pytest.mark.django_db
+def test_a_build_records_which_document_versions_it_captured(owner, owner_client, configure_deployment):
+    from processing.models import ProcessingJob
+    from processing.task_center import task_row_for
+    from tests.processing.conftest import submit_build
+
+    configure_deployment()
+    project = _project_with(owner, ["main.tex", "chapters/one.tex", "figures/plot.png"])
+    workspace_services.file_write(actor_id=owner.pk, project_id=project.pk, path="main.tex", data=b"\\relax v2")
+
+    response = submit_build(owner_client, project)
+
+    job = ProcessingJob.objects.get(pk=response.json()["id"])
+    assert job.captured["documents"] == [["chapters/one.tex", 1], ["main.tex", 2]]  # text documents only
+    assert response.json()["captured"]["documents"] == [
+        {"path": "chapters/one.tex", "version": 1},
+        {"path": "main.tex", "version": 2},
+    ]
+    assert task_row_for(user_id=owner.pk, job_id=job.pk).captured_text == "Captured chapters/one.tex v1, main.tex v2"

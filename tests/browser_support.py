@@ -1,0 +1,45 @@
+"""What browser tests share: Debian's Chromium through Playwright (never `playwright install`), users who sign in
+through the form, and screenshots under ``test-results/screenshots/``."""
+
+import re
+from pathlib import Path
+
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
+from playwright.sync_api import Page, expect
+
+from tests.factories import UserFactory
+
+ROOT = Path(__file__).resolve().parents[1]
+SCREENSHOTS = ROOT / "test-results" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+PASSWORD = "browser-password"
+
+
+def user_who_signs_in(**fields):
+    """A user whose password the server checks with its own (production) hasher."""
+    user = UserFactory(**fields)
+    user.password = PBKDF2PasswordHasher().encode(PASSWORD, PBKDF2PasswordHasher().salt())
+    user.save(update_fields=["password"])
+    return user
+
+
+def sign_in(page: Page, user) -> None:
+    page.goto("/login/")
+    page.get_by_label("Username").fill(user.username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name=re.compile("sign in|log in", re.I)).click()
+    expect(page.get_by_role("heading", name="Projects")).to_be_visible()
+
+
+def screenshot(page: Page, name: str, *, full_page: bool = False) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=full_page)
