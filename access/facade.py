@@ -16,6 +16,7 @@ __all__ = [
     "Role",
     "grant_owner",
     "grants_delete_for_project",
+    "member_set",
     "members_of",
     "permission_check",
     "permission_held_sql",
@@ -83,6 +84,11 @@ def project_ids_permitting(*, user_id: int, permission: str):
 
 def project_ids_visible_to(*, user_id: int) -> list[uuid.UUID]:
     return selectors.project_ids_visible_to(user_id=user_id)
+
+
+def member_set(*, actor_id: int, project_id: uuid.UUID, username: str, role: str) -> None:
+    """Give ``username`` ``role`` on the project, as ``actor_id`` (who must be allowed to manage members)."""
+    services.member_set(actor_id=actor_id, project_id=project_id, username=username, role=role)
 
 
 def grant_owner(*, project_id: uuid.UUID, user_id: int) -> None:

@@ -27,6 +27,7 @@ def logs_upkeep() -> dict[str, int]:
         "projected": services.projections_overdue_flush(),
         "compacted": services.logs_compact_due(),
         "forgotten_sockets": services.connections_forgotten_delete(),
+        "expired_layer_messages": services.channel_messages_expired_delete(),
     }
 
 

@@ -26,6 +26,9 @@ PORT = os.environ.get("PORT", "8000")
 HOST = os.environ.get("HOST", "127.0.0.1")
 DEMO_USER = os.environ.get("QUIRE_DEMO_USER", "demo")
 DEMO_PASSWORD = os.environ.get("QUIRE_DEMO_PASSWORD", "demo-password")
+# A second member of the demo project, to try editing together (a private window signed in as them).
+COAUTHOR = os.environ.get("QUIRE_DEMO_COAUTHOR", "coauthor")
+COAUTHOR_PASSWORD = os.environ.get("QUIRE_DEMO_COAUTHOR_PASSWORD", "coauthor-password")
 
 
 def manage(*args: str) -> None:
@@ -87,7 +90,8 @@ def main() -> int:
         started_db = ensure_running(ROOT / "var").started_here
     manage("migrate", "--no-input", "-v", "0")
     manage("ensure_user", DEMO_USER, DEMO_PASSWORD, "--staff")
-    manage("seed_demo_project", DEMO_USER)
+    manage("ensure_user", COAUTHOR, COAUTHOR_PASSWORD)
+    manage("seed_demo_project", DEMO_USER, "--editor", COAUTHOR)
     token_file = local_worker_identity()
 
     children: list[tuple[str, subprocess.Popen, bool]] = []
@@ -103,7 +107,8 @@ def main() -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     print(
-        f"\n  Quire is running at http://{HOST}:{PORT}/\n  Sign in as {DEMO_USER} / {DEMO_PASSWORD}\n",
+        f"\n  Quire is running at http://{HOST}:{PORT}/\n  Sign in as {DEMO_USER} / {DEMO_PASSWORD}"
+        f"\n  (and, to edit Demo paper together, as {COAUTHOR} / {COAUTHOR_PASSWORD} in a private window)\n",
         flush=True,
     )
     try:

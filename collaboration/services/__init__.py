@@ -10,6 +10,7 @@ from collaboration.services.connections import (
     connections_forgotten_delete,
     live_access,
 )
+from collaboration.services.layer_upkeep import channel_messages_expired_delete
 from collaboration.services.outcomes import BatchStored, Outcome, Submitted, Verdict
 from collaboration.services.projection import (
     projection_flush,
@@ -27,6 +28,7 @@ __all__ = [
     "Outcome",
     "Submitted",
     "Verdict",
+    "channel_messages_expired_delete",
     "connection_close",
     "connection_open",
     "connections_forgotten_delete",

@@ -2,6 +2,7 @@
 
 import threading
 
+import pytest
 import typst
 
 from workspace.starters import STARTERS
@@ -35,3 +36,19 @@ def test_the_latex_starter_compiles(tmp_path):
         cancel=threading.Event(), executor=BwrapExecutor(),
     )  # fmt: skip
     assert next(o for o in result.outputs if o.role == "pdf").path.read_bytes().startswith(b"%PDF")
+
+
+@pytest.mark.django_db
+def test_the_demo_seed_makes_a_coauthor_an_editor_once(owner):
+    from django.core.management import call_command
+
+    from access.facade import role_of
+    from tests.factories import UserFactory
+    from workspace.models import Project
+
+    coauthor = UserFactory()
+    call_command("seed_demo_project", owner.username, "--editor", coauthor.username)
+    call_command("seed_demo_project", owner.username, "--editor", coauthor.username)
+
+    project = Project.objects.get(name="Demo paper", created_by_id=owner.pk)
+    assert role_of(user_id=coauthor.pk, project_id=project.pk) == "editor"
