@@ -144,7 +144,9 @@ def _channel_layers() -> dict:
     run), or Redis with ``CHANNEL_LAYER_URL=redis://…``."""
     url = env("CHANNEL_LAYER_URL")
     if url.startswith(("redis://", "rediss://", "unix://")):
-        return {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [url]}}}
+        # The layer blocks up to 5 s on a receive; redis-py's default socket timeout (5 s) would cut that short.
+        hosts = [{"address": url, "socket_timeout": 30}]
+        return {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": hosts}}}
     if url == "memory":  # one process only: a server started by a test that needs no second process
         return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     config = {**_channel_layer_database(), "PSYCOPG_OPTIONS": {"min_size": 1, "max_size": 4}}

@@ -37,6 +37,9 @@ MAX_QUEUED_BYTES = 16 * 1024 * 1024  # what a socket may have waiting to be sent
 
 
 class DocumentConsumer(AsyncWebsocketConsumer):
+    # A socket receives nothing from the channel layer itself: its process's hub does, once per process
+    # (``collaboration/live/hub.py``). Without a layer alias Channels gives the socket no channel of its own.
+    channel_layer_alias = None
     document: LiveDocument | None = None
 
     async def connect(self) -> None:
