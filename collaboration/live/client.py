@@ -56,8 +56,9 @@ class LiveClient:
             max_size=None,
             compression=None,
         )
-        await self.send(protocol.sync_step1(self.doc.get_state()))
         self._reader = asyncio.get_running_loop().create_task(self._read())
+        # A server that accepts and closes at once (a connection limit) is recorded by the reader as closed.
+        await self._send_quietly(protocol.sync_step1(self.doc.get_state()))
         return self
 
     async def close(self) -> None:

@@ -41,13 +41,13 @@ def updates_accept(*, project_id: uuid.UUID, file_id: int, submitted: list[Submi
             verdicts.append(_accept_one(opened, item, may_edit=item.actor_id in editors))
             if verdicts[-1].outcome == Outcome.REFUSED:
                 break
-        clean = verdicts[-1].outcome != Outcome.REFUSED
-        opened.store(snapshot=clean)
+        opened.diverged = verdicts[-1].outcome == Outcome.REFUSED  # the refused update may be half in the state
+        if any(verdict.outcome == Outcome.STORED for verdict in verdicts):
+            opened.store(snapshot=not opened.diverged)
+        else:
+            opened.discard_pending()  # a refused or known update changes nothing, not even by a reconciliation
         state_vector = opened.doc.get_state()
-    if clean:
-        opened.keep()
-    else:
-        documents.drop(file_id)
+    opened.keep()
     return opened.batch(verdicts, state_vector=state_vector)
 
 
@@ -64,6 +64,8 @@ def update_accept_and_project(*, actor_id: int, project_id: uuid.UUID, path: str
         if verdict.outcome == Outcome.REFUSED:
             documents.drop(document.file_id)
             raise _REFUSALS[verdict.code](verdict.message)
+        if verdict.outcome == Outcome.CONTAINED:
+            opened.discard_pending()
         opened.store()
         opened.project()
         batch = opened.batch([verdict], projected=True)

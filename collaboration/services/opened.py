@@ -39,6 +39,7 @@ class OpenedDocument:
     pending: list[tuple[bytes, str, int | None]] = field(default_factory=list)
     stored_updates: list[bytes] = field(default_factory=list)
     stored_from: int = 0  # the first sequence number ``store`` wrote, 0 while it wrote none
+    diverged: bool = False  # the state in hand holds something the log does not: it must not be cached
 
     def add(self, update: bytes, origin: str, actor_id: int | None) -> None:
         self.pending.append((update, origin, actor_id))
@@ -92,9 +93,17 @@ class OpenedDocument:
             self.document.sha256 if projected else "",
         )
 
+    def discard_pending(self) -> None:
+        """Store none of the queued updates (a reconciliation included): nothing an author sent was taken."""
+        self.diverged = self.diverged or bool(self.pending)
+        self.pending = []
+
     def keep(self) -> None:
         """After commit: the state in hand is the log's, so the next writer need not rebuild it."""
-        document_log.documents.put(self.log.file_id, self.log.last_seq, self.doc)
+        if self.diverged:
+            document_log.documents.drop(self.log.file_id)
+        else:
+            document_log.documents.put(self.log.file_id, self.log.last_seq, self.doc)
 
 
 def document_open(*, project_id: uuid.UUID, file_id: int) -> OpenedDocument:
