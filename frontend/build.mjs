@@ -13,7 +13,13 @@ const check = process.argv.includes("--check");
 const outdir = check ? mkdtempSync(join(tmpdir(), "quire-bundle-")) : join(here, "..", "static", "bundles");
 
 // One entry per feature; each enhances the element it finds and does nothing elsewhere.
-const entryPoints = { editor: join(here, "src", "editor", "main.js") };
+const entryPoints = {
+  editor: join(here, "src", "editor", "main.js"),
+  "pdf-pane": join(here, "src", "pdf", "main.js"),
+  "build-panel": join(here, "src", "build", "main.js"),
+  // PDF.js parses PDFs in a worker of its own; the pane points it here (same directory as the pane).
+  "pdf.worker": join(here, "node_modules", "pdfjs-dist", "build", "pdf.worker.mjs"),
+};
 
 try {
   await esbuild.build({

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from access import facade as access
 from processing.capabilities import WAITING, capabilities_list
 from processing.operations import REGISTRY
+from processing.project_builds import BUILDS
 from processing.task_center import operation_label
 from workspace import facade as workspace
 
-BUILD = "latex.compile.pdf/v1"
 EXPORT_PPTX = "typst.export.pptx/v1"
 EXPORTS = (EXPORT_PPTX,)
 IMPORT_PPTX = "pptx.import.typst/v1"
@@ -39,6 +39,11 @@ class ProjectOffers:
     exports: tuple[Offer, ...]
     compilers: tuple[tuple[str, str], ...] = COMPILERS
 
+    @property
+    def compiler_label(self) -> str:
+        """The project's compiler as its authors spell it (pdfLaTeX, XeLaTeX, LuaLaTeX)."""
+        return dict(self.compilers).get(self.compiler or "pdflatex", self.compiler)
+
 
 def _offer(capability) -> Offer:
     profiles = tuple((capability.input_profiles or {}).items())
@@ -59,7 +64,7 @@ def project_offers_for(*, user_id: int, project_id: uuid.UUID) -> ProjectOffers:
         )
     }
     exports = tuple(offers[name] for name in EXPORTS if name in offers)
-    return ProjectOffers(project.id, project.type, project.compiler, offers.get(BUILD), exports)
+    return ProjectOffers(project.id, project.type, project.compiler, offers.get(BUILDS.get(project.type)), exports)
 
 
 def import_offer_for() -> Offer | None:

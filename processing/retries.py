@@ -20,6 +20,7 @@ from processing.admission import admission_check
 from processing.configuration import limits
 from processing.exceptions import JobNotRetryable
 from processing.models import JobState, ProcessingBlob, ProcessingJob
+from processing.models.jobs import CONTENT_FAILURES
 from processing.selectors import job_visible
 from processing.submission import job_queue_or_reuse
 
@@ -33,7 +34,8 @@ class Retried:
 
 
 def job_is_retryable(job: ProcessingJob) -> bool:
-    return job.state in RETRYABLE_STATES and job.input_blob_id is not None
+    """A failed job whose input may succeed another time: not one its content made fail."""
+    return job.state in RETRYABLE_STATES and job.input_blob_id is not None and job.failure_class not in CONTENT_FAILURES
 
 
 def job_retry(*, actor_id: int, job_id) -> Retried:
@@ -58,7 +60,7 @@ def job_retry_by_operator(*, job_id) -> Retried:
         if earlier is not None:
             return Retried(earlier.pk, replayed=True)
         if not job_is_retryable(failed):
-            raise JobNotRetryable(details={"state": failed.state})
+            raise JobNotRetryable(details={"state": failed.state, "failure_class": failed.failure_class})
         operation = capabilities.operation_enabled(failed.operation)
         if failed.project_id is not None and operation.permission:
             access.permission_require(

@@ -12,16 +12,19 @@ from django.utils import timezone
 
 from processing.cancellation import job_is_cancellable
 from processing.models import FailureClass, JobState, Phase, ProcessingJob
-from processing.models.jobs import ACTIVE_STATES
+from processing.models.jobs import ACTIVE_STATES, CONTENT_FAILURES
+from processing.project_builds import BUILDS
 from processing.retries import job_is_retryable
 from processing.selectors import job_counts_visible_to, job_visible, jobs_visible_to
 from workspace import facade as workspace
 
 RECENT_TERMINAL_ROWS = 15
+BUILD_OPERATIONS = frozenset(BUILDS.values())
 UNSEEN_FAILURES_WINDOW = timedelta(hours=24)  # a browser that never opened the center sees the last day's
 
 OPERATION_LABELS = {
     "latex.compile.pdf/v1": "LaTeX build (PDF)",
+    "typst.compile.pdf/v1": "Typst build (PDF)",
     "typst.export.pptx/v1": "Export as PPTX",
     "pptx.import.typst/v1": "PPTX import",
     "pdf.index.text/v1": "PDF library indexing",
@@ -53,14 +56,55 @@ TERMINAL_WORDS = {
     JobState.EXPIRED: "Waited too long and was dropped",
 }
 FAILURE_WORDS = {
-    FailureClass.INVALID_INPUT: "Invalid input",
-    FailureClass.PROCESSOR_REJECTED: "Rejected by the processor",
-    FailureClass.UNSUPPORTED_DEPENDENCY: "Unsupported dependency",
-    FailureClass.RESOURCE_LIMIT: "Resource limit reached",
-    FailureClass.TRANSIENT_INFRASTRUCTURE: "Temporary infrastructure problem",
-    FailureClass.WORKER_INTERRUPTED: "Worker interrupted",
-    FailureClass.INTERNAL_CONTRACT_VIOLATION: "Internal error",
+    FailureClass.INVALID_INPUT: "The input could not be used",
+    FailureClass.PROCESSOR_REJECTED: "The document has an error",
+    FailureClass.UNSUPPORTED_DEPENDENCY: "The document needs something this server does not have",
+    FailureClass.RESOURCE_LIMIT: "The job ran past a limit",
+    FailureClass.TRANSIENT_INFRASTRUCTURE: "A temporary problem on the server",
+    FailureClass.WORKER_INTERRUPTED: "The worker stopped before it finished",
+    FailureClass.INTERNAL_CONTRACT_VIOLATION: "An internal error",
 }
+# What went wrong, in a sentence an author understands; the failure class stays beside it for those who ask.
+FAILURE_SENTENCES = {
+    ("latex.compile.pdf/v1", FailureClass.PROCESSOR_REJECTED): "LaTeX stopped with an error.",
+    ("typst.compile.pdf/v1", FailureClass.PROCESSOR_REJECTED): "Typst stopped with an error.",
+    ("latex.compile.pdf/v1", FailureClass.UNSUPPORTED_DEPENDENCY): (
+        "The document needs a LaTeX package or engine this server does not have."
+    ),
+    ("typst.compile.pdf/v1", FailureClass.UNSUPPORTED_DEPENDENCY): (
+        "The document imports a Typst package, which cannot be downloaded here."
+    ),
+    (None, FailureClass.INVALID_INPUT): "The input could not be used as it is.",
+    (None, FailureClass.RESOURCE_LIMIT): "The job took too long or produced too much, and was stopped.",
+    (None, FailureClass.TRANSIENT_INFRASTRUCTURE): "A temporary problem on the server stopped it; retrying may help.",
+    (None, FailureClass.WORKER_INTERRUPTED): "The worker stopped before it finished; retrying may help.",
+    (None, FailureClass.INTERNAL_CONTRACT_VIOLATION): "Something went wrong inside Quire; retrying may help.",
+    (None, FailureClass.PROCESSOR_REJECTED): "The document has an error the processor could not get past.",
+    (None, FailureClass.UNSUPPORTED_DEPENDENCY): "The document needs something this server does not have.",
+}
+# Artifacts an author opens are listed first; the rest are described, as they are files of the machinery.
+ARTIFACT_DESCRIPTIONS = {
+    "log": "the compiler's full log",
+    "synctex": "positions linking the PDF to the source (SyncTeX)",
+    "report": "figures about the result (word count, conversion notes)",
+    "workspace-bundle": "the new project's files, as imported",
+    "pages": "the pages as pictures",
+}
+PRIMARY_ROLES = ("pdf", "pptx")
+
+
+def failure_sentence(job: ProcessingJob) -> str:
+    """What went wrong, in words an author understands (``""`` when nothing did)."""
+    if not job.failure_class:
+        return ""
+    for key in ((job.operation, job.failure_class), (None, job.failure_class)):
+        if key in FAILURE_SENTENCES:
+            return FAILURE_SENTENCES[key]
+    return FAILURE_WORDS.get(job.failure_class, job.failure_class) + "."
+
+
+def is_content_failure(job: ProcessingJob) -> bool:
+    return job.state == JobState.FAILED and job.failure_class in CONTENT_FAILURES
 
 
 def operation_label(operation: str) -> str:
@@ -75,6 +119,10 @@ class ArtifactLink:
     media_type: str
     size_bytes: int
     job_id: uuid.UUID
+
+    @property
+    def description(self) -> str:
+        return ARTIFACT_DESCRIPTIONS.get(self.role, "")
 
 
 @dataclass(frozen=True)
@@ -95,10 +143,13 @@ class TaskRow:
     failure_class: str
     failure_label: str
     failure_message: str
-    artifacts: tuple[ArtifactLink, ...]
+    failure_sentence: str
+    artifacts: tuple[ArtifactLink, ...]  # what the author opens (the PDF, the PPTX), first
+    other_artifacts: tuple[ArtifactLink, ...]  # the machinery's files, described
     has_diagnostics: bool
     cancellable: bool
     retryable: bool
+    rebuildable: bool  # a project build that failed because of its content: build again after a fix
     cache_hit: bool
     input_filename: str
     result_project_id: uuid.UUID | None
@@ -144,10 +195,9 @@ def captured_words(captured: dict) -> str:
 
 
 def _row(job: ProcessingJob, project_names: dict) -> TaskRow:
-    artifacts = tuple(
-        ArtifactLink(a.pk, a.role, a.filename, a.media_type, a.size_bytes, job.pk)
-        for a in sorted(job.artifacts.all(), key=lambda artifact: artifact.role != "pdf")
-    )
+    links = [ArtifactLink(a.pk, a.role, a.filename, a.media_type, a.size_bytes, job.pk) for a in job.artifacts.all()]
+    artifacts = tuple(link for link in links if link.role in PRIMARY_ROLES)
+    other_artifacts = tuple(sorted((link for link in links if link.role not in PRIMARY_ROLES), key=_by_role))
     return TaskRow(
         id=job.pk,
         operation=job.operation,
@@ -165,16 +215,23 @@ def _row(job: ProcessingJob, project_names: dict) -> TaskRow:
         failure_class=job.failure_class,
         failure_label=FAILURE_WORDS.get(job.failure_class, job.failure_class),
         failure_message=job.failure_message,
+        failure_sentence=failure_sentence(job),
         artifacts=artifacts,
+        other_artifacts=other_artifacts,
         has_diagnostics=bool(job.diagnostic_log or job.diagnostics),
         cancellable=job_is_cancellable(job),
         retryable=job_is_retryable(job),
+        rebuildable=is_content_failure(job) and job.operation in BUILD_OPERATIONS,
         cache_hit=job.cache_hit,
         input_filename=job.input_filename,
         result_project_id=job.result_project_id,
         retry_of_id=job.retry_of_id,
         captured_text=captured_words(job.captured),
     )
+
+
+def _by_role(link: ArtifactLink) -> str:
+    return link.role
 
 
 def _rows(jobs: list[ProcessingJob]) -> tuple[TaskRow, ...]:

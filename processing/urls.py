@@ -1,6 +1,6 @@
 from django.urls import path
 
-from processing import library_views, views
+from processing import build_views, library_views, views
 
 app_name = "processing"
 
@@ -12,6 +12,9 @@ urlpatterns = [
     path("tasks/<uuid:job_id>/cancel", views.task_cancel, name="task-cancel"),
     path("tasks/<uuid:job_id>/retry", views.task_retry, name="task-retry"),
     path("tasks/<uuid:job_id>/diagnostics", views.task_diagnostics, name="task-diagnostics"),
+    path("tasks/<uuid:job_id>/rebuild", views.task_rebuild, name="task-rebuild"),
+    path("tasks/<uuid:job_id>/build-log", build_views.job_build_log, name="build-log"),
+    path("projects/<uuid:project_id>/processing/build-status", build_views.project_build_status, name="build-status"),
     path("projects/<uuid:project_id>/processing/actions", views.project_actions, name="project-actions"),
     path("projects/<uuid:project_id>/processing/build", views.build_submit, name="build"),
     path("projects/<uuid:project_id>/processing/export/pptx", views.export_pptx_submit, name="export-pptx"),

@@ -27,6 +27,7 @@ from config.http.ui import back_to, not_found_is_404
 from processing import offers, task_center
 from processing.cancellation import job_cancel
 from processing.configuration import limits
+from processing.project_builds import build_operation_for
 from processing.retries import job_retry
 from processing.submission import Upload, job_submit
 
@@ -34,6 +35,7 @@ FAST_POLL = "2s"  # a row whose job is still active, on screen in the drawer or 
 SLOW_POLL = "15s"  # the header badge alone, while any job is active
 SUBMITTED = "quire:job-submitted"  # a job was created from this page: the list reloads, the drawer opens
 CHANGED = "quire:jobs-changed"  # a shown job finished: the badge recounts
+QUEUED = "Queued. Follow it in the task center."
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -141,6 +143,22 @@ def task_retry(request: HtmxHttpRequest, job_id: uuid.UUID) -> HttpResponse:
 
 
 @login_required
+@require_POST
+@not_found_is_404
+def task_rebuild(request: HtmxHttpRequest, job_id: uuid.UUID) -> HttpResponse:
+    """Build a failed build's project again from its current content (the fix the author just made)."""
+    row = task_center.task_row_for(user_id=request.user.pk, job_id=job_id)
+    if not row.rebuildable:
+        notice = Notice("error", "Only a build its content made fail is rebuilt; use Retry for this one.")
+    else:
+        notice = _submit(request, operation_name=row.operation, project_id=row.project_id)
+        if notice.kind != "error":
+            notice = Notice(notice.kind, "Rebuilding from the current text.", notice.job_id)
+    response = _row_response(request, row, notice)
+    return trigger_client_event(response, SUBMITTED) if notice.job_id else response
+
+
+@login_required
 @require_GET
 @not_found_is_404
 def task_diagnostics(request: HtmxHttpRequest, job_id: uuid.UUID) -> HttpResponse:
@@ -165,15 +183,19 @@ def import_section(request: HtmxHttpRequest) -> HttpResponse:
     return render(request, "processing/actions.html#import-section", {"offer": offers.import_offer_for()})
 
 
-def _submit(request: HtmxHttpRequest, **command) -> Notice:
-    """Submit through ``job_submit``; anticipated refusals (such as a full queue) become the notice."""
+def _submit(request: HtmxHttpRequest, *, quiet: bool = False, **command) -> Notice:
+    """Submit through ``job_submit``; anticipated refusals (such as a full queue) become the notice.
+
+    ``quiet``: a plainly queued job gets an empty notice (something else on the page shows its progress).
+    """
     try:
         submitted = job_submit(actor_id=request.user.pk, idempotency_key=request.POST.get("idempotency_key"), **command)
     except NotFound as exc:
         raise Http404(exc.message) from exc
     except QuireError as exc:
         return Notice("error", exc.message)
-    return _submitted_notice(submitted.replayed, request.POST.get("waiting") == "1", submitted.job_id)
+    notice = _submitted_notice(submitted.replayed, request.POST.get("waiting") == "1", submitted.job_id)
+    return Notice(notice.kind, "", notice.job_id) if quiet and notice.text == QUEUED else notice
 
 
 def _answer(request: HtmxHttpRequest, notice: Notice, *, key_id: str, fallback: str) -> HttpResponse:
@@ -190,7 +212,7 @@ def _submitted_notice(replayed: bool, waiting: bool, job_id: uuid.UUID) -> Notic
         return Notice("ok", "Already submitted — this is the same job.", job_id)
     if waiting:
         return Notice("waiting", "Queued. Workers are offline, so the job will wait until one is back.", job_id)
-    return Notice("ok", "Queued. Follow it in the task center.", job_id)
+    return Notice("ok", QUEUED, job_id)
 
 
 @login_required
@@ -198,7 +220,14 @@ def _submitted_notice(replayed: bool, waiting: bool, job_id: uuid.UUID) -> Notic
 def build_submit(request: HtmxHttpRequest, project_id: uuid.UUID) -> HttpResponse:
     compiler = request.POST.get("compiler") or None
     options = {"compiler": compiler} if compiler else {}
-    notice = _submit(request, operation_name=offers.BUILD, project_id=project_id, options=options)
+    try:
+        operation = build_operation_for(project_id=project_id)
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
+    # The build status beside the button follows a queued build; the notice speaks only of anything else.
+    notice = _submit(
+        request, quiet=bool(request.htmx), operation_name=operation, project_id=project_id, options=options
+    )
     return _answer(request, notice, key_id="build-key", fallback=_project_url(project_id))
 
 

@@ -36,25 +36,42 @@ def manage(*args: str) -> None:
 
 
 VAR = ROOT / "var"
-WORKER_OPERATIONS = ["latex.compile.pdf/v1", "pdf.index.text/v1", "typst.export.pptx/v1", "pptx.import.typst/v1"]
+WORKER_OPERATIONS = [
+    "latex.compile.pdf/v1",
+    "typst.compile.pdf/v1",
+    "pdf.index.text/v1",
+    "typst.export.pptx/v1",
+    "pptx.import.typst/v1",
+]
+
+
+DEPLOYMENT_HEADER = "# Written by `make run`: the local worker identity. See config/deployment.example.toml.\n"
 
 
 def local_worker_identity() -> Path:
-    """Write a deployment with one local worker identity, once; return the token file."""
+    """Write a deployment with one local worker identity; return the token file.
+
+    The token is made once; the deployment is written again when it is one `make run` wrote and its
+    operations are not this version's (a newer checkout added one), so the local worker offers them all.
+    """
     token_file, deployment = VAR / "worker.token", VAR / "deployment.toml"
-    if os.environ.get("QUIRE_DEPLOYMENT_FILE") or (token_file.exists() and deployment.exists()):
+    if os.environ.get("QUIRE_DEPLOYMENT_FILE"):
         return token_file
     VAR.mkdir(exist_ok=True)
-    token = secrets.token_urlsafe(32)
-    token_file.write_text(token + "\n")
-    token_file.chmod(0o600)
-    operations = ", ".join(f'"{op}"' for op in WORKER_OPERATIONS)
-    deployment.write_text(
-        "# Written by `make run`: the local worker identity. See config/deployment.example.toml.\n"
-        f'[[workers]]\nname = "local"\ntoken_sha256 = "{hashlib.sha256(token.encode()).hexdigest()}"\n'
-        f"operations = [{operations}]\n"
-    )
+    if not token_file.exists():
+        token_file.write_text(secrets.token_urlsafe(32) + "\n")
+        token_file.chmod(0o600)
+    written = deployment.read_text() if deployment.exists() else DEPLOYMENT_HEADER
+    wanted = _deployment_text(token_file.read_text().strip())
+    if written.startswith(DEPLOYMENT_HEADER) and written != wanted:
+        deployment.write_text(wanted)
     return token_file
+
+
+def _deployment_text(token: str) -> str:
+    operations = ", ".join(f'"{op}"' for op in WORKER_OPERATIONS)
+    digest = hashlib.sha256(token.encode()).hexdigest()
+    return f'{DEPLOYMENT_HEADER}[[workers]]\nname = "local"\ntoken_sha256 = "{digest}"\noperations = [{operations}]\n'
 
 
 def background_processes(token_file: Path) -> list[tuple[str, list[str], bool]]:

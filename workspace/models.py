@@ -8,14 +8,14 @@ from django.db.models import F, Q
 
 
 class ProjectType(models.TextChoices):
-    LATEX = "latex"
-    TYPST = "typst"
+    LATEX = "latex", "LaTeX"
+    TYPST = "typst", "Typst"
 
 
-class Compiler(models.TextChoices):
-    PDFLATEX = "pdflatex"
-    XELATEX = "xelatex"
-    LUALATEX = "lualatex"
+class Compiler(models.TextChoices):  # labels as their authors spell them
+    PDFLATEX = "pdflatex", "pdfLaTeX"
+    XELATEX = "xelatex", "XeLaTeX"
+    LUALATEX = "lualatex", "LuaLaTeX"
 
 
 class FileKind(models.TextChoices):

@@ -26,6 +26,7 @@ from processing.blobs import blob_read
 from processing.cancellation import job_cancel
 from processing.configuration import limits
 from processing.exceptions import InvalidOptions
+from processing.project_builds import build_operation_for
 from processing.submission import Submitted, Upload, job_submit
 from processing.wakeups import wakeups
 
@@ -70,7 +71,7 @@ def submitted_response(submitted: Submitted, caller) -> Response:
 class BuildCreateApi(APIView):
     @extend_schema(
         operation_id="project_builds_create",
-        summary="Build the project (latex.compile.pdf/v1)",
+        summary="Build the project to PDF (latex.compile.pdf/v1 or typst.compile.pdf/v1, by its type)",
         parameters=[IDEMPOTENCY_KEY],
         request=BuildInputSerializer,
         responses=SUBMIT_RESPONSES,
@@ -81,7 +82,7 @@ class BuildCreateApi(APIView):
             raise InvalidOptions("Options must be a JSON object.")
         submitted = job_submit(
             actor_id=request.user.pk,
-            operation_name="latex.compile.pdf/v1",
+            operation_name=build_operation_for(project_id=project_id),
             idempotency_key=request.headers.get("Idempotency-Key"),
             project_id=project_id,
             options=dict(request.data),

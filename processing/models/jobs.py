@@ -42,6 +42,13 @@ class FailureClass(models.TextChoices):
     INTERNAL_CONTRACT_VIOLATION = "internal_contract_violation"
 
 
+# Failures caused by the content: the same input fails the same way, so a fix and a new job is the way on,
+# not a retry of the same input (Retry is offered only for the others).
+CONTENT_FAILURES = frozenset(
+    {FailureClass.PROCESSOR_REJECTED, FailureClass.UNSUPPORTED_DEPENDENCY, FailureClass.INVALID_INPUT}
+)
+
+
 class AttemptState(models.TextChoices):
     RUNNING = "running"
     DELIVERED = "delivered"

@@ -12,11 +12,19 @@ from processing.operations.latex_compile_pdf import LATEX_COMPILE_PDF
 from processing.operations.pdf_index_text import PDF_INDEX_TEXT
 from processing.operations.pptx_import_typst import PPTX_IMPORT_TYPST
 from processing.operations.test_echo import TEST_ECHO
+from processing.operations.typst_compile_pdf import TYPST_COMPILE_PDF
 from processing.operations.typst_export_pptx import TYPST_EXPORT_PPTX
 
 REGISTRY: dict[str, Operation] = {
     operation.name: operation
-    for operation in (LATEX_COMPILE_PDF, TYPST_EXPORT_PPTX, PPTX_IMPORT_TYPST, PDF_INDEX_TEXT, TEST_ECHO)
+    for operation in (
+        LATEX_COMPILE_PDF,
+        TYPST_COMPILE_PDF,
+        TYPST_EXPORT_PPTX,
+        PPTX_IMPORT_TYPST,
+        PDF_INDEX_TEXT,
+        TEST_ECHO,
+    )
 }
 
 __all__ = ["REGISTRY", "NoOptions", "Operation", "OptionsError", "ResultRole", "operation_get"]

@@ -12,6 +12,7 @@ KNOWN = {
     "latex.compile.pdf/v1": "processing.worker.processors.latex:LatexProcessor",
     "pdf.index.text/v1": "processing.worker.processors.pdf_text:PdfTextProcessor",
     "pptx.import.typst/v1": "processing.worker.processors.pptx_import:PptxImportProcessor",
+    "typst.compile.pdf/v1": "processing.worker.processors.typst_pdf:TypstPdfProcessor",
     "typst.export.pptx/v1": "processing.worker.processors.typst_export:TypstExportProcessor",
     "test.echo/v1": "processing.worker.processors.echo:EchoProcessor",
 }

@@ -17,7 +17,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def failed(owner_client, project) -> ProcessingJob:
-    return fail_build(submit_build(owner_client, project, key="to-fail").json()["id"])
+    """A build that failed through no fault of its content (it ran past a limit an operator may raise)."""
+    job_id = submit_build(owner_client, project, key="to-fail").json()["id"]
+    return fail_build(job_id, failure_class="resource_limit", message="The build ran past its wall-clock limit.")
 
 
 def test_a_retry_is_a_new_queued_job_with_the_same_input_and_options(owner, failed):
@@ -52,6 +54,16 @@ def test_a_job_that_failed_before_capture_cannot_be_retried(owner, project):
 
     with pytest.raises(JobNotRetryable):
         job_retry_by_operator(job_id=job.pk)
+
+
+@pytest.mark.parametrize("failure_class", ["processor_rejected", "unsupported_dependency", "invalid_input"])
+def test_a_job_its_content_made_fail_is_not_retried(owner, owner_client, project, failure_class):
+    job_id = submit_build(owner_client, project, key=f"content-{failure_class}").json()["id"]
+    failed = fail_build(job_id, failure_class=failure_class)
+
+    with pytest.raises(JobNotRetryable):
+        job_retry(actor_id=owner.pk, job_id=failed.pk)
+    assert not ProcessingJob.objects.filter(retry_of_id=failed.pk).exists()
 
 
 def test_someone_elses_job_is_not_found(failed):

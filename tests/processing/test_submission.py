@@ -79,11 +79,22 @@ def test_bad_idempotency_keys_are_refused_and_create_nothing(owner_client, proje
     assert ProcessingJob.objects.count() == 0 and IdempotencyReservation.objects.count() == 0
 
 
-def test_a_typst_project_cannot_be_built_with_latex(owner_client, owner):
+def test_a_build_of_a_typst_project_is_a_typst_build(owner_client, owner, configure_deployment):
+    configure_deployment(operations=["latex.compile.pdf/v1", "typst.compile.pdf/v1"])
     typst = ProjectFactory(owner=owner, project_type="typst", starter=True)
     response = submit_build(owner_client, typst)
-    assert response.status_code == 400
-    assert response.json()["error"]["code"] == "project_type_unsupported"
+    assert response.status_code == 202
+    assert ProcessingJob.objects.get(pk=response.json()["id"]).operation == "typst.compile.pdf/v1"
+
+
+def test_a_typst_project_cannot_be_built_with_latex(owner, configure_deployment):
+    from processing.exceptions import ProjectTypeUnsupported
+    from processing.submission import job_submit
+
+    configure_deployment(operations=["latex.compile.pdf/v1", "typst.compile.pdf/v1"])
+    typst = ProjectFactory(owner=owner, project_type="typst", starter=True)
+    with pytest.raises(ProjectTypeUnsupported):
+        job_submit(actor_id=owner.pk, operation_name="latex.compile.pdf/v1", idempotency_key="k", project_id=typst.pk)
     assert ProcessingJob.objects.count() == 0
 
 

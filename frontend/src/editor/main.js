@@ -13,9 +13,25 @@ import { presenceShow } from "./presence.js";
 import { editorSetup } from "./setup.js";
 import { statusShow } from "./status.js";
 
+function showInPdf(file, line) {
+  document.dispatchEvent(new CustomEvent("quire:show-in-pdf", { detail: { file, line } }));
+  return true;
+}
+
 function socketBase(path) {
   const scheme = window.location.protocol === "https:" ? "wss:" : "ws:";
   return `${scheme}//${window.location.host}${path}`;
+}
+
+/** Put the caret at the start of a line (1-based, clamped) and bring it into view. */
+function goToLine(view, line) {
+  const target = view.state.doc.line(Math.max(1, Math.min(line, view.state.doc.lines)));
+  view.dispatch({ selection: { anchor: target.from }, effects: EditorView.scrollIntoView(target.from, { y: "center" }) });
+  view.focus();
+}
+
+function cursorLine(view) {
+  return view.state.doc.lineAt(view.state.selection.main.head).number;
 }
 
 function editable(on) {
@@ -39,6 +55,7 @@ function editorStart(root) {
         keymap.of([
           { key: "Mod-Enter", run: buildNow, preventDefault: true },
           { key: "Mod-s", run: buildNow, preventDefault: true },
+          { key: "Mod-Alt-j", run: (view) => showInPdf(path, cursorLine(view)), preventDefault: true },
         ]),
         editorSetup(),
         languageFor(path),
@@ -55,6 +72,18 @@ function editorStart(root) {
     synced = true;
     root.classList.add("live-editor-ready");
     applyAccess();
+    const line = Number(new URLSearchParams(window.location.search).get("line"));
+    if (line) goToLine(view, line); // opened from a diagnostic or a click in the PDF
+  });
+  document.addEventListener("quire:open-location", (event) => {
+    if (event.detail.file !== path || !synced) return;
+    event.preventDefault(); // this editor has the file: no navigation
+    goToLine(view, event.detail.line);
+  });
+  root.querySelector("[data-show-in-pdf]")?.addEventListener("click", () => showInPdf(path, cursorLine(view)));
+  live.text.observe((event) => {
+    if (!event.transaction.local) return;
+    document.dispatchEvent(new CustomEvent("quire:document-typed", { detail: { path } }));
   });
   live.addEventListener("refused", ({ detail }) => {
     if (detail.code === "read_only") mayEditNow = false;

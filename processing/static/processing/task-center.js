@@ -110,9 +110,11 @@
     openDrawer(link);
   });
 
-  // A job was submitted from this page: show it where state is kept, the task center.
+  // A job was submitted from this page: show it where state is kept, the task center — except a build,
+  // whose progress the build status beside the editor shows (the drawer would cover the editor).
   document.body.addEventListener("quire:job-submitted", function (event) {
     if (smallScreen.matches || isOpen() || onTasksPage()) return;
+    if (event.target.closest && event.target.closest(".build-form")) return;
     // The event comes from the form; focus returns to its button (disabled while the request ran).
     var form = event.target.closest ? event.target.closest("form") : null;
     openDrawer((form && form.querySelector("[type=submit]")) || event.target);

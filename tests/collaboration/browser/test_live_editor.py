@@ -193,6 +193,7 @@ def test_build_pressed_right_after_typing_builds_what_was_typed(chromium, quire,
         assert word in "".join(pdf_page.extract_text() for pdf_page in pdf.pages)
         version = ProjectFile.objects.get(project=paper, path="main.tex").version
         assert ProcessingJob.objects.get(pk=job.pk).captured["documents"] == [["main.tex", version]]
+        page.locator("#task-center-button").click()
         expect(page.get_by_role("dialog", name="Tasks")).to_contain_text(re.compile(r"Captured main\.tex v\d+"))
         screenshot(page, "live-editing-build-after-typing")
     finally:

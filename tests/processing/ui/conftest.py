@@ -34,14 +34,17 @@ def queued_build(owner_client, project) -> ProcessingJob:
     return ProcessingJob.objects.get(pk=submit_build(owner_client, project, key="queued").json()["id"])
 
 
-def fail_build(job_id, *, message="main.tex:4: Undefined control sequence.") -> ProcessingJob:
-    """Claim the queued build with a fresh session and fail it as the LaTeX processor would."""
+def fail_build(
+    job_id, *, message="main.tex:4: Undefined control sequence.", failure_class="processor_rejected"
+) -> ProcessingJob:
+    """Claim the queued build with a fresh session and fail it as the LaTeX processor would (by default for
+    an error in the document; ``failure_class`` says otherwise)."""
     session = WorkerSessionFactory(processors={LATEX: 1})
     claim = claim_acquire(session_id=session.pk, offers={LATEX: 1})
     assert claim is not None and str(claim.job_id) == str(job_id)
     entries = ({"file": "main.tex", "line": 4, "severity": "error", "message": "Undefined control sequence."},)
     attempt_fail(
-        claim_id=claim.claim_id, failure_class="processor_rejected", code="latex_error", message=message,
+        claim_id=claim.claim_id, failure_class=failure_class, code="latex_error", message=message,
         diagnostics=Diagnostics(log="! Undefined control sequence.\nl.4 \\undefinedcommand", entries=entries),
     )  # fmt: skip
     return ProcessingJob.objects.get(pk=job_id)
@@ -49,4 +52,11 @@ def fail_build(job_id, *, message="main.tex:4: Undefined control sequence.") -> 
 
 @pytest.fixture
 def failed_build(queued_build) -> ProcessingJob:
+    """A build its content made fail (a LaTeX error): Rebuild, not Retry."""
     return fail_build(queued_build.pk)
+
+
+@pytest.fixture
+def limit_failed_build(queued_build) -> ProcessingJob:
+    """A build that failed through no fault of its content (it ran past a limit): Retry."""
+    return fail_build(queued_build.pk, failure_class="resource_limit", message="The build ran past its time limit.")

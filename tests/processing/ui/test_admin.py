@@ -65,7 +65,8 @@ def test_cancel_from_admin_follows_the_apis_rules(operator, owner_client, projec
     assert "1 cancelled, 1 left finalizing, 1 running, asked to stop" in response.content.decode()
 
 
-def test_retry_from_admin_creates_a_linked_job_and_leaves_the_failed_one(operator, owner, failed_build):
+def test_retry_from_admin_creates_a_linked_job_and_leaves_the_failed_one(operator, owner, limit_failed_build):
+    failed_build = limit_failed_build
     response = _act(operator, "retry_jobs", failed_build)
 
     retry = ProcessingJob.objects.get(retry_of_id=failed_build.pk)

@@ -152,23 +152,32 @@ def _record_row_states(page: Page) -> None:
     )
 
 
-def test_build_pdf_is_followed_in_the_drawer_to_a_downloadable_pdf(page, quire, author, demo):
+def _open_tasks(page: Page):
+    page.locator("#task-center-button").click()
+    drawer = page.get_by_role("dialog", name="Tasks")
+    expect(drawer).to_be_visible()
+    return drawer
+
+
+def test_build_pdf_is_followed_beside_the_button_and_in_the_drawer_to_a_downloadable_pdf(page, quire, author, demo):
     wait_until(_workers_live, what="a live LaTeX worker")
     _sign_in(page, author)
     _open_project(page)
     _screenshot(page, "project-page-build-controls")
-    _record_row_states(page)
 
     page.locator("#build-button").click()
 
-    drawer = page.get_by_role("dialog", name="Tasks")
-    expect(drawer).to_be_visible()
+    expect(page.get_by_role("dialog", name="Tasks")).to_be_hidden()  # the drawer opens only when asked
+    expect(page.locator("#build-status")).to_have_attribute("data-state", re.compile("preparing|queued|running|fin"))
+    drawer = _open_tasks(page)
+    _record_row_states(page)
     row = drawer.locator(".job").first
     expect(row).to_contain_text("LaTeX build (PDF)")
     expect(row).to_contain_text("Demo paper")
     expect(row).to_have_attribute("data-state", "succeeded", timeout=BUILD_SECONDS)
     states = page.evaluate("window.__states")
-    assert states[0] in ("preparing", "queued", "running", "finalizing") and states[-1] == "succeeded", states
+    assert states[-1] == "succeeded", states
+    expect(page.locator("#build-status")).to_have_attribute("data-state", "succeeded")
     assert page.evaluate("window.__sameDocument") is True  # no reload happened
     assert _job_of(demo).queued_at is not None
 
@@ -185,12 +194,9 @@ def test_a_failing_build_shows_file_and_line_and_the_badge_counts_it_until_opene
     _sign_in(page, author)
     _open_project(page)
 
-    page.locator("#build-button").click()
-    expect(page.get_by_role("dialog", name="Tasks")).to_be_visible()
-    page.keyboard.press("Escape")  # closed before the failure: this browser has not seen it
-    expect(page.get_by_role("dialog", name="Tasks")).to_be_hidden()
-    expect(page.locator("#build-button")).to_be_focused()  # focus went back to the opener
+    page.locator("#build-button").click()  # the drawer stays closed: this browser has not seen the failure
     wait_until(lambda: _job_of(demo).state == JobState.FAILED, timeout=90, what="the build to fail")
+    expect(page.locator("#build-status")).to_contain_text("LaTeX stopped with an error.")
 
     page.goto("/")  # any page: the badge is in the header
     failed = page.locator("#task-badge .count-failed")
@@ -225,7 +231,7 @@ def test_a_double_click_on_build_pdf_is_one_job(page, quire, author, demo):
     form = page.evaluate("() => new FormData(document.querySelector('.build-form')).get('idempotency_key')")
 
     page.locator("#build-button").dblclick()
-    expect(page.get_by_role("dialog", name="Tasks").locator(".job")).to_have_count(1)
+    expect(_open_tasks(page).locator(".job")).to_have_count(1)
     # The same form sent again (a resubmission with its key) is still the same job.
     resent = page.evaluate(
         """async (key) => {
@@ -250,7 +256,7 @@ def test_a_small_screen_opens_the_full_page_task_center(chromium, quire, author,
         _sign_in(page, author)
         _open_project(page)
         page.locator("#build-button").click()
-        expect(page.locator("#build-notice")).to_contain_text("Queued")
+        expect(page.locator("#build-status")).not_to_have_attribute("data-state", "none")
         expect(page.get_by_role("dialog", name="Tasks")).to_be_hidden()  # no drawer on a phone
 
         page.locator("#task-center-button").click()
@@ -273,7 +279,7 @@ def test_without_workers_build_says_the_job_will_wait_and_it_can_be_cancelled(pa
     expect(page.locator("#build-waiting")).to_have_text(re.compile("Workers offline — the job will wait"))
     page.locator("#build-button").click()
     expect(page.locator("#build-notice")).to_contain_text("the job will wait")
-    row = page.get_by_role("dialog", name="Tasks").locator(".job").first
+    row = _open_tasks(page).locator(".job").first
     expect(row).to_have_attribute("data-state", "queued")
     expect(row).to_contain_text("Waiting for a worker")
 

@@ -67,11 +67,11 @@ def test_the_badge_counts_failures_only_after_the_last_look(htmx, failed_build):
     assert 'data-failed="1"' in badge("")  # this browser never looked: the last day's failures count
 
 
-def test_a_failed_row_shows_class_message_and_diagnostics_with_file_and_line(htmx, failed_build):
+def test_a_failed_row_says_what_happened_in_words_and_shows_diagnostics_with_file_and_line(htmx, failed_build):
     row = htmx("get", f"/tasks/{failed_build.pk}").content.decode()
-    assert "Rejected by the processor" in row and "processor_rejected" in row
+    assert "LaTeX stopped with an error." in row and "processor_rejected" in row  # the code, for who wants it
     assert "main.tex:4: Undefined control sequence." in row
-    assert "Retry" in row and "Cancel" not in row
+    assert "Rebuild" in row and "Retry" not in row and "Cancel" not in row  # the content's fault
 
     diagnostics = htmx("get", f"/tasks/{failed_build.pk}/diagnostics").content.decode()
     assert "main.tex:4" in diagnostics and "! Undefined control sequence." in diagnostics
@@ -110,7 +110,11 @@ def test_cancel_from_the_row_cancels_a_queued_job(htmx, queued_build):
     assert "Cancelled" in response.content.decode() and not POLL.search(response.content.decode())
 
 
-def test_retry_from_the_row_creates_a_linked_job_and_reloads_the_list(htmx, failed_build):
+def test_retry_from_the_row_creates_a_linked_job_and_reloads_the_list(htmx, limit_failed_build):
+    failed_build = limit_failed_build
+    row = htmx("get", f"/tasks/{failed_build.pk}").content.decode()
+    assert "Retry" in row and "Rebuild" not in row and "took too long or produced too much" in row
+
     response = htmx("post", f"/tasks/{failed_build.pk}/retry")
     again = htmx("post", f"/tasks/{failed_build.pk}/retry")
 
@@ -119,6 +123,30 @@ def test_retry_from_the_row_creates_a_linked_job_and_reloads_the_list(htmx, fail
     assert ProcessingJob.objects.get(pk=failed_build.pk).state == JobState.FAILED
     assert "quire:job-submitted" in response["HX-Trigger"] and "Retried as a new job" in response.content.decode()
     assert again.status_code == 200 and ProcessingJob.objects.filter(retry_of_id=failed_build.pk).count() == 1
+
+
+def test_rebuild_from_a_content_failure_builds_the_current_text_as_a_new_job(htmx, failed_build, owner):
+    from workspace import services as workspace_services
+
+    workspace_services.file_write(
+        actor_id=owner.pk, project_id=failed_build.project_id, path="main.tex", data=b"\\relax fixed"
+    )
+    response = htmx("post", f"/tasks/{failed_build.pk}/rebuild", {"idempotency_key": "rebuild-1"})
+    again = htmx("post", f"/tasks/{failed_build.pk}/rebuild", {"idempotency_key": "rebuild-1"})
+
+    rebuilt = ProcessingJob.objects.exclude(pk=failed_build.pk).get(project_id=failed_build.project_id)
+    assert rebuilt.retry_of_id is None and rebuilt.input_digest != failed_build.input_digest  # a fresh capture
+    assert rebuilt.captured["documents"] == [["main.tex", 2]]
+    assert "Rebuilding from the current text." in response.content.decode()
+    assert "quire:job-submitted" in response["HX-Trigger"]
+    assert again.status_code == 200 and ProcessingJob.objects.filter(project_id=failed_build.project_id).count() == 2
+
+
+def test_retry_is_refused_for_a_content_failure(htmx, failed_build):
+    response = htmx("post", f"/tasks/{failed_build.pk}/retry")
+
+    assert "Retried" not in response.content.decode()
+    assert not ProcessingJob.objects.filter(retry_of_id=failed_build.pk).exists()
 
 
 def test_the_full_page_lists_the_jobs_for_small_screens(browser, queued_build):

@@ -1,0 +1,121 @@
+// The PDF pane: the author's latest built PDF beside the editor (or a library document), rendered with
+// PDF.js. It enhances `[data-pdf-pane]`; without this script the page keeps its download links.
+//
+// What it shows comes from the build status the page polls (`#build-status`, processing/build_panel.html):
+// a newer succeeded build's PDF replaces the shown one at the same page and place. A library document is
+// shown on a `quire:show-pdf` event ({url, page, title}). The bytes are fetched with the session, under the
+// same per-request authorization as the download: a member who lost access gets nothing more.
+import * as pdfjs from "pdfjs-dist";
+
+import { synctexInstall } from "./synctex.js";
+import { PageView } from "./pages.js";
+
+pdfjs.GlobalWorkerOptions.workerSrc = new URL("pdf.worker.js", import.meta.url).href;
+
+const ZOOM_STEP = 1.2;
+
+class PdfPane {
+  constructor(root) {
+    this.root = root;
+    this.pages = root.querySelector("[data-pdf-pages]");
+    this.message = root.querySelector("[data-pdf-message]");
+    this.pageInput = root.querySelector("[data-pdf-page]");
+    this.countLabel = root.querySelector("[data-pdf-count]");
+    this.title = root.querySelector("[data-pdf-title]");
+    this.view = new PageView(this.pages);
+    this.source = null; // {url, jobId, synctex, kind}
+    this.loading = null;
+    this.refused = false;
+    this.controlsWire();
+  }
+
+  controlsWire() {
+    const on = (selector, handler) => this.root.querySelector(selector)?.addEventListener("click", handler);
+    on("[data-pdf-prev]", () => this.view.goTo(this.view.currentPage() - 1));
+    on("[data-pdf-next]", () => this.view.goTo(this.view.currentPage() + 1));
+    on("[data-pdf-zoom-in]", () => this.view.zoomBy(ZOOM_STEP));
+    on("[data-pdf-zoom-out]", () => this.view.zoomBy(1 / ZOOM_STEP));
+    on("[data-pdf-fit]", () => this.view.fitWidth());
+    this.pageInput?.addEventListener("change", () => this.view.goTo(Number(this.pageInput.value)));
+    this.view.onPageChange = (page) => {
+      if (this.pageInput) this.pageInput.value = String(page);
+      this.root.dataset.page = String(page);
+    };
+  }
+
+  /** Show the PDF at `url` (a newer build's replaces the shown one in place). */
+  async show({ url, jobId = "", synctex = false, kind = "build", page = null, title = "" }) {
+    if (!url || this.refused) return;
+    if (this.source && this.source.url === url) {
+      if (page) this.view.goTo(page);
+      return;
+    }
+    const keep = this.source && this.source.kind === kind && kind === "build" ? this.view.position() : null;
+    this.source = { url, jobId, synctex, kind };
+    this.root.dataset.jobId = jobId;
+    this.root.dataset.kind = kind;
+    if (this.title) this.title.textContent = title;
+    const loading = (this.loading = pdfjs.getDocument({ url, withCredentials: true }).promise);
+    let document_;
+    try {
+      document_ = await loading;
+    } catch (error) {
+      if (loading === this.loading) this.fail(error);
+      return;
+    }
+    if (loading !== this.loading) return; // a newer one was asked for meanwhile
+    this.say("");
+    await this.view.load(document_, keep);
+    if (this.countLabel) this.countLabel.textContent = String(document_.numPages);
+    if (page) this.view.goTo(page);
+    this.root.dataset.loadedUrl = url;
+    this.root.dispatchEvent(new CustomEvent("quire:pdf-shown", { bubbles: true, detail: { url, jobId } }));
+  }
+
+  fail(error) {
+    const status = error && (error.status || (error.name === "ResponseException" && error.status));
+    if (status === 404 || status === 403 || status === 401) {
+      this.refused = true; // access is gone: stop asking
+      this.view.clear();
+      this.say("This PDF is no longer available to you.");
+    } else {
+      this.say("The PDF could not be shown; it is still in Tasks.");
+    }
+  }
+
+  say(text) {
+    if (!this.message) return;
+    this.message.textContent = text;
+    this.message.hidden = !text;
+  }
+}
+
+function buildStatusSource() {
+  const status = document.getElementById("build-status");
+  if (!status || !status.dataset.pdfUrl) return null;
+  const { pdfUrl, pdfJobId, synctex } = status.dataset;
+  return { url: pdfUrl, jobId: pdfJobId, synctex: synctex === "true", kind: "build" };
+}
+
+function start() {
+  const root = document.querySelector("[data-pdf-pane]");
+  if (!root) return;
+  const pane = new PdfPane(root);
+  const follow = () => {
+    if (pane.source && pane.source.kind !== "build") return; // a library document is being read
+    const source = buildStatusSource();
+    if (source) pane.show(source);
+  };
+  document.body.addEventListener("htmx:afterSettle", follow);
+  document.addEventListener("quire:show-pdf", (event) => pane.show({ kind: "library", ...event.detail }));
+  document.addEventListener("quire:show-build-pdf", () => {
+    pane.source = null;
+    follow();
+  });
+  synctexInstall(pane);
+  follow();
+  window.quirePdf = pane; // tests read the shown document here
+}
+
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+else start();

@@ -1,0 +1,27 @@
+"""``typst.compile.pdf/v1``: a Typst project build, the counterpart of ``latex.compile.pdf/v1``.
+
+It shares the builds' idempotency scope (``project-builds``): one Build PDF command per project,
+whichever language the project is written in. Results are reused exactly as LaTeX builds are.
+"""
+
+from processing.operations.base import NoOptions, Operation, ResultRole
+
+KiB = 1024
+MiB = 1024 * KiB
+
+TYPST_COMPILE_PDF = Operation(
+    name="typst.compile.pdf/v1",
+    job_class="project_build",
+    input_schema="project-bundle/v1",
+    options_type=NoOptions,  # nothing to choose: Typst has one compiler and the manifest fixes the rest
+    permission="build",
+    project_types=("typst",),
+    result_roles=(
+        ResultRole("pdf", ("application/pdf",), 128 * MiB),
+        ResultRole("log", ("text/plain",), 1 * MiB, required=False),
+        ResultRole("report", ("application/json",), 64 * KiB, required=False),  # {"words", "counted_by"}
+    ),
+    reusable=True,
+    finalizer="processing.finalizers.publish_artifacts",
+    endpoint="project-builds",
+)
