@@ -8,7 +8,7 @@ purpose=${1:-run}
 packages=(
   # LaTeX builds (latex.compile.pdf/v1) and their sandbox
   texlive-latex-base texlive-latex-recommended texlive-latex-extra texlive-xetex texlive-luatex
-  texlive-fonts-recommended latexmk biber texlive-bibtex-extra bubblewrap  # biblatex is in bibtex-extra
+  texlive-fonts-recommended latexmk biber texlive-bibtex-extra texlive-extra-utils bubblewrap  # biblatex is in bibtex-extra, texcount in extra-utils
   # Office previews and the faithful PPTX import profile; python3-uno lets the preview host keep them warm
   libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui python3-uno
 )

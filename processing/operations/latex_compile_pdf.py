@@ -3,7 +3,8 @@ from typing import ClassVar
 
 from processing.operations.base import Operation, ResultRole, closed_options_parse, options_normalized
 
-MiB = 1024 * 1024
+KiB = 1024
+MiB = 1024 * KiB
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,9 @@ LATEX_COMPILE_PDF = Operation(
     result_roles=(
         ResultRole("pdf", ("application/pdf",), 128 * MiB),
         ResultRole("log", ("text/plain",), 1 * MiB, required=False),
+        # Gzipped SyncTeX whose Input: records name project files by their project path.
+        ResultRole("synctex", ("application/gzip",), 64 * MiB, required=False),
+        ResultRole("report", ("application/json",), 64 * KiB, required=False),  # {"words", "counted_by"}
     ),
     reusable=True,
     finalizer="processing.finalizers.publish_artifacts",

@@ -5,9 +5,20 @@ The build is reproducible: the same bundle gives a byte-identical PDF with every
 date the engines write; pdfTeX and xdvipdfmx derive the trailer /ID from that date and the
 job name. LuaTeX also hashes the absolute output path into /ID, and each build has its own
 work directory, so for LuaLaTeX the /ID is set from the bundle's manifest digest instead.
+
+A failing build reports every error of its run: TeX runs in nonstopmode without
+``-halt-on-error``, so it goes on after an error (up to its own 100 errors in a paragraph, and
+within the job's time and size limits) and logs each one. latexmk stops at a pass that had
+errors (no reruns, no BibTeX/Biber, even with ``-f``), so a failed build costs one pass; the
+warnings only those reruns would settle are left out of its diagnostics (``latex_diagnostics``).
+
+Besides the PDF and the log a build delivers SyncTeX data (``latex_synctex``: made
+reproducible, naming project files by their project path) and, when texcount can count them,
+the document's words (``texcount``).
 """
 
 import threading
+import time
 from pathlib import Path, PurePosixPath
 
 from processing.worker.contracts import (
@@ -16,24 +27,19 @@ from processing.worker.contracts import (
     ExecutorError,
     FailureClass,
     Limits,
-    OutputFile,
     ProcessorFailure,
     ProcessorResult,
 )
 from processing.worker.processors.latex_failures import BuildEvidence, classify_build
 from processing.worker.processors.latex_log import BuildLog, read_build_log
+from processing.worker.processors.latex_outputs import FinishedBuild, WordCounting, deliver
 from processing.worker.processors.project_bundle import ProjectBundle, read_project_bundle
 from processing.worker.processors.texlive import TexLive, detect_texlive
-from processing.worker.processors.work_area import (
-    WorkArea,
-    copy_source_file,
-    largest_file_bytes,
-    source_file_bytes,
-    work_area,
-)
+from processing.worker.processors.work_area import WorkArea, largest_file_bytes, source_file_bytes, work_area
 
 OPERATION = "latex.compile.pdf/v1"
-PROCESSOR_VERSION = "quire-latex/1"
+# 2: every error of the run, SyncTeX and word count outputs (results of /1 lack them: no reuse).
+PROCESSOR_VERSION = "quire-latex/2"
 # latexmk's switch for each engine, and the programs that engine needs.
 ENGINES = {
     "pdflatex": ("-pdf", ("pdflatex",)),
@@ -43,11 +49,13 @@ ENGINES = {
 DEFAULT_ENGINE = "pdflatex"
 LATEXMK_OPTIONS = (
     "-norc",  # no latexmkrc from the system or the project; BibTeX/Biber still run when needed
-    "-interaction=nonstopmode",
-    "-halt-on-error",
+    "-interaction=nonstopmode",  # go on after an error, so that the log has all of them
     "-file-line-error",
     "-no-shell-escape",
+    "-synctex=1",  # gzipped SyncTeX; it changes nothing in the PDF
 )
+# Files of the build's own making that a project might ship: never mistake one for output.
+GENERATED_SUFFIXES = (".pdf", ".log", ".synctex.gz", ".synctex")
 
 
 class LatexProcessor:
@@ -56,6 +64,8 @@ class LatexProcessor:
     def __init__(self, texlive: TexLive | None = None):
         self.texlive = texlive or detect_texlive()
         self.contract = f"{PROCESSOR_VERSION} texlive-{self.texlive.release} latexmk-{self.texlive.latexmk_version}"
+        if self.texlive.texcount_version is not None:
+            self.contract += f" texcount-{self.texlive.texcount_version}"
         self.runtime_version = f"{self.texlive.banner}, latexmk {self.texlive.latexmk_version}"
 
     def unavailable_reason(self) -> str | None:
@@ -75,19 +85,21 @@ class LatexProcessor:
 
         ``request`` adds nothing here: the compiler is a project setting frozen in the manifest.
         """
+        started = time.monotonic()
         bundle = read_project_bundle(input_dir, project_type="latex")
         engine = self._engine_for(bundle)
         jobname = PurePosixPath(bundle.entry_path).stem
         with work_area(next_to=output_dir) as work:
             bundle.copy_files_to(work.sources)
-            for stale in (f"{jobname}.pdf", f"{jobname}.log"):  # never mistake a shipped file for output
-                (work.sources / stale).unlink(missing_ok=True)
+            for suffix in GENERATED_SUFFIXES:
+                (work.sources / f"{jobname}{suffix}").unlink(missing_ok=True)
             run = _compile(work, bundle, engine, limits=limits, cancel=cancel, executor=executor)
-            build_log = read_build_log(work, jobname, run, limits)
+            build_log = read_build_log(work, jobname, run, limits, bundle.file_paths)
             failure = classify_build(_evidence(run, build_log, work, jobname), limits)
             if failure is not None:
                 raise failure
-            return _publish(work, build_log, output_dir, jobname, limits)
+            finished = FinishedBuild(work, bundle.entry_path, jobname, build_log, started)
+            return deliver(finished, output_dir, limits, WordCounting(self.texlive.texcount_version, executor, cancel))
 
     def _engine_for(self, bundle: ProjectBundle) -> str:
         engine = bundle.settings.get("compiler") or DEFAULT_ENGINE
@@ -169,21 +181,4 @@ def _evidence(run: CompletedRun, build_log: BuildLog, work: WorkArea, jobname: s
         diagnostics=build_log.diagnostics,
         pdf_produced=source_file_bytes(work, f"{jobname}.pdf") is not None,
         largest_file_bytes=largest_file_bytes(work),
-    )
-
-
-def _publish(work: WorkArea, build_log: BuildLog, output_dir: Path, jobname: str, limits: Limits) -> ProcessorResult:
-    if (source_file_bytes(work, f"{jobname}.pdf") or 0) > limits.output_bytes:
-        message = f"the PDF is larger than {limits.output_bytes} bytes"
-        raise ProcessorFailure(FailureClass.RESOURCE_LIMIT, "output_size_limit", message, build_log.diagnostics)
-    pdf_output = output_dir / f"{jobname}.pdf"
-    log_output = output_dir / f"{jobname}.log"
-    copy_source_file(work, f"{jobname}.pdf", pdf_output)
-    log_output.write_text(build_log.diagnostics.log)
-    return ProcessorResult(
-        outputs=(
-            OutputFile(role="pdf", path=pdf_output, media_type="application/pdf", filename=pdf_output.name),
-            OutputFile(role="log", path=log_output, media_type="text/plain", filename=log_output.name),
-        ),
-        diagnostics=build_log.diagnostics,
     )

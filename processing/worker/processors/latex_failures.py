@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from processing.worker.contracts import CompletedRun, Diagnostics, FailureClass, Limits, ProcessorFailure
+from processing.worker.processors.latex_diagnostics import MAX_ENTRIES
 
 MISSING_FILE = re.compile(r"File [`'](?P<name>[^`']+)' not found")
 # Files a project normally takes from the TeX distribution rather than shipping itself.
@@ -92,10 +93,14 @@ def _not_installed(code: str, what: str) -> tuple[str, str, str]:
 def _rejected(evidence: BuildEvidence, limits: Limits) -> tuple[str, str, str] | None:
     if evidence.run.returncode == 0 and evidence.pdf_produced:
         return None
-    first_error = next((entry for entry in evidence.diagnostics.entries if entry.severity == "error"), None)
-    if first_error is not None:
+    errors = [entry for entry in evidence.diagnostics.entries if entry.severity == "error"]
+    if errors:
+        first_error = errors[0]
         place = ":".join(str(part) for part in (first_error.file, first_error.line) if part is not None)
         message = f"{place}: {first_error.message}" if place else first_error.message
+        if len(errors) > 1:  # the diagnostics list them all, up to their bound
+            at_least = "at least " if len(evidence.diagnostics.entries) >= MAX_ENTRIES else ""
+            message += f" (and {at_least}{len(errors) - 1} more error{'s' * (len(errors) > 2)})"
         return FailureClass.PROCESSOR_REJECTED, "latex_error", message
     if not evidence.pdf_produced:
         return FailureClass.PROCESSOR_REJECTED, "no_pdf", "the build produced no PDF"

@@ -1,7 +1,7 @@
 """Which TeX Live this worker has: versions for the processor contract, and what is missing.
 
-Detected once per process from the tools themselves (``tex --version``, ``latexmk -v``); these
-are trusted system programs run with fixed arguments outside the sandbox.
+Detected once per process from the tools themselves (``tex --version``, ``latexmk -v``,
+``texcount -ver``); these are trusted system programs run with fixed arguments outside the sandbox.
 """
 
 import functools
@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 # Without these no LaTeX build can run at all; a missing engine or biber only fails the jobs needing it.
 REQUIRED_PROGRAMS = ("latexmk", "perl", "tex", "kpsewhich", "pdflatex")
-OPTIONAL_PROGRAMS = ("xelatex", "xdvipdfmx", "lualatex", "bibtex", "biber")
+# texcount (Debian's texlive-extra-utils) only counts words: a worker without it builds without a report.
+OPTIONAL_PROGRAMS = ("xelatex", "xdvipdfmx", "lualatex", "bibtex", "biber", "texcount")
 VERSION_SECONDS = 10
 
 
@@ -22,6 +23,7 @@ class TexLive:
     banner: str | None  # "TeX Live 2022/Debian"
     latexmk_version: str | None  # "4.79"
     missing: tuple[str, ...]
+    texcount_version: str | None = None  # "3.1.1"; None: no word counts
 
     @property
     def unavailable_reason(self) -> str | None:
@@ -42,7 +44,14 @@ def detect_texlive() -> TexLive:
     banner = _first_match(_version_output("tex"), r"\((TeX Live [^)]*)\)")
     release = _first_match(banner or "", r"TeX Live (\d{4})")
     latexmk_version = _first_match(_version_output("latexmk", "-v"), r"Version (\S+)")
-    return TexLive(release=release, banner=banner, latexmk_version=latexmk_version, missing=missing)
+    texcount_version = _first_match(_version_output("texcount", "-ver"), r"TeXcount version (\d[\w.]*)")
+    return TexLive(
+        release=release,
+        banner=banner,
+        latexmk_version=latexmk_version,
+        missing=missing,
+        texcount_version=texcount_version if "texcount" not in missing else None,
+    )
 
 
 def _version_output(program: str, flag: str = "--version") -> str:

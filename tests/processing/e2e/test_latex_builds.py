@@ -1,11 +1,14 @@
 """LaTeX builds through the whole path: public API → queue → a real agent in bubblewrap → finalization → download."""
 
 import io
+import json
+import re
 
 import pytest
 from pypdf import PdfReader
 
 from processing.models import JobState, ProcessingJob
+from processing.worker.processors.latex_synctex import input_records
 from tests.factories import ProjectFactory, bearer_token_for
 from tests.processing.e2e.agents import running_agent, wait_until
 from tests.processing.e2e.conftest import RawHttp
@@ -37,6 +40,11 @@ def _build(author, project, key, body=None) -> dict:
     return job
 
 
+def _write(owner, project, files: dict[str, str]) -> None:
+    for path, text in files.items():
+        workspace_services.file_write(actor_id=owner.pk, project_id=project.pk, path=path, data=text.encode())
+
+
 def _finished(author, job_id, timeout=120) -> dict:
     def terminal():
         _, body, _ = author.json("GET", f"/v1/processing/jobs/{job_id}")
@@ -63,10 +71,16 @@ def test_the_starter_project_builds_to_a_pdf_and_rebuilds_as_a_reuse_hit(owner, 
     assert next(a for a in again["artifacts"] if a["role"] == "pdf")["sha256"] == pdf["sha256"]
 
 
-def test_a_latex_error_fails_with_its_file_and_line(owner, author, latex_agent):
+def test_a_latex_build_fails_with_every_error_by_file_and_line(owner, author, latex_agent):
     project = ProjectFactory(owner=owner, starter=True)
-    broken = "\\documentclass{article}\n\\begin{document}\nHello\n\\undefinedcommand\n\\end{document}\n"
-    workspace_services.file_write(actor_id=owner.pk, project_id=project.pk, path="main.tex", data=broken.encode())
+    broken = r"""\documentclass{article}
+\begin{document}
+Hello
+\undefinedcommand
+\input{chapters/one}
+\end{document}
+"""
+    _write(owner, project, {"main.tex": broken, "chapters/one.tex": "First line.\nSecond \\alsoundefined line.\n"})
 
     job = _finished(author, _build(author, project, "broken")["id"])
 
@@ -75,8 +89,28 @@ def test_a_latex_error_fails_with_its_file_and_line(owner, author, latex_agent):
     _, diagnostics, _ = author.json(
         "GET", f"/v1/processing/jobs/{job['id']}/diagnostics", headers={"Accept": "application/json"}
     )
-    assert any(e["file"] == "main.tex" and e["line"] == 4 and e["severity"] == "error" for e in diagnostics["entries"])
-    assert "Undefined control sequence" in diagnostics["log"]
+    errors = [(e["file"], e["line"]) for e in diagnostics["entries"] if e["severity"] == "error"]
+    assert errors == [("main.tex", 4), ("chapters/one.tex", 2)]
+    assert re.search(r"^main\.tex:4: error: Undefined control sequence", diagnostics["log"], re.MULTILINE)
+    assert re.search(r"^chapters/one\.tex:2: error: Undefined control sequence", diagnostics["log"], re.MULTILINE)
+
+
+def test_a_multi_file_build_delivers_pdf_log_synctex_and_word_report(owner, author, latex_agent):
+    project = ProjectFactory(owner=owner, starter=True)
+    main = (
+        "\\documentclass{article}\n\\begin{document}\nFive words in the main.\n\\input{chapters/one}\n\\end{document}\n"
+    )
+    _write(owner, project, {"main.tex": main, "chapters/one.tex": "Three more words.\n"})
+
+    job = _finished(author, _build(author, project, "multi")["id"])
+
+    assert job["state"] == "succeeded", job
+    artifacts = {artifact["role"]: artifact for artifact in job["artifacts"]}
+    assert set(artifacts) == {"pdf", "log", "synctex", "report"}
+    report = json.loads(author.request("GET", artifacts["report"]["url"])[2])
+    assert report["words"] == 8 and report["counted_by"].startswith("texcount ")
+    synctex = author.request("GET", artifacts["synctex"]["url"])[2]
+    assert {"main.tex", "chapters/one.tex"} <= set(input_records(synctex).values())
 
 
 def test_a_missing_package_is_an_unsupported_dependency(owner, author, latex_agent):

@@ -25,7 +25,8 @@ def everything_the_build_shows(build, **kwargs) -> str:
         result = build(**kwargs)
     except ProcessorFailure as failure:
         return f"{failure.message}\n{failure.diagnostics.log}\n{failure.diagnostics.entries}"
-    pdf, log = (output.path for output in result.outputs)
+    paths = {output.role: output.path for output in result.outputs}
+    pdf, log = paths["pdf"], paths["log"]
     return f"{pdf_text(pdf)}\n{pdf.read_bytes().decode('latin-1')}\n{log.read_text()}"
 
 

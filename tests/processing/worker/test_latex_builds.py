@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from processing.operations.latex_compile_pdf import LATEX_COMPILE_PDF
 from processing.worker.contracts import Limits
 from processing.worker.processors.latex import LatexProcessor
 from processing.worker.processors.texlive import TexLive
@@ -41,25 +42,41 @@ def test_pdflatex_builds_the_starter_document(bundle, build):
     assert "frozen snapshot of the project" in text
 
 
-def test_outputs_are_the_pdf_and_the_log_named_after_the_entry(bundle, build):
+def test_outputs_are_the_pdf_log_synctex_and_report_named_after_the_entry(bundle, build):
     bundle({"paper.tex": STARTER_DOCUMENT}, entry_path="paper.tex")
 
     result = build()
 
     described = {(o.role, o.media_type, o.filename) for o in result.outputs}
-    assert described == {("pdf", "application/pdf", "paper.pdf"), ("log", "text/plain", "paper.log")}
+    assert described == {
+        ("pdf", "application/pdf", "paper.pdf"),
+        ("log", "text/plain", "paper.log"),
+        ("synctex", "application/gzip", "paper.synctex.gz"),
+        ("report", "application/json", "paper.report.json"),
+    }
     assert "Output written on paper.pdf" in output_of(result, "log").path.read_text()
 
 
+def test_every_output_is_a_role_the_operation_declares_within_its_limit(bundle, build):
+    bundle({"main.tex": STARTER_DOCUMENT})
+
+    result = build()
+
+    for output in result.outputs:
+        role = LATEX_COMPILE_PDF.role(output.role)
+        assert role is not None and output.media_type in role.media_types
+        assert output.path.stat().st_size <= role.max_bytes
+
+
 @pytest.mark.parametrize("compiler", ["pdflatex", "xelatex", "lualatex"])
-def test_the_same_bundle_builds_a_byte_identical_pdf(bundle, build, compiler):
+def test_the_same_bundle_builds_a_byte_identical_pdf_and_synctex(bundle, build, compiler):
     document = STARTER_DOCUMENT if compiler == "pdflatex" else UNICODE_DOCUMENT
     bundle({"main.tex": document}, compiler=compiler)
 
-    first = sha256_of(output_of(build(), "pdf").path)
-    second = sha256_of(output_of(build(), "pdf").path)
+    first, second = build(), build()
 
-    assert first == second
+    for role in ("pdf", "synctex", "report"):
+        assert sha256_of(output_of(first, role).path) == sha256_of(output_of(second, role).path), role
 
 
 def test_xelatex_keeps_unicode_text(bundle, build):
@@ -141,7 +158,7 @@ def test_a_table_of_contents_is_complete_after_several_passes(bundle, build):
     assert "3 Part number three 4" in contents_page
 
 
-def test_undefined_references_and_overfull_boxes_are_reported(bundle, build):
+def test_undefined_references_and_overfull_boxes_are_reported_with_their_file(bundle, build):
     main = article(r"""See section~\ref{nowhere}.
 
 \hbox to 1cm{A box far too narrow for this text}""")
@@ -149,8 +166,13 @@ def test_undefined_references_and_overfull_boxes_are_reported(bundle, build):
 
     entries = build().diagnostics.entries
 
-    assert any(e.severity == "warning" and "`nowhere'" in e.message and e.line == 3 for e in entries)
-    assert any(e.severity == "info" and e.message.startswith("Overfull \\hbox") and e.line == 5 for e in entries)
+    assert any(
+        e.severity == "warning" and "`nowhere'" in e.message and (e.file, e.line) == ("main.tex", 3) for e in entries
+    )
+    assert any(
+        e.severity == "warning" and e.message.startswith("Overfull \\hbox") and (e.file, e.line) == ("main.tex", 5)
+        for e in entries
+    )
 
 
 def test_the_log_is_bounded_with_head_and_tail(bundle, build):
@@ -177,7 +199,7 @@ def test_a_local_build_as_root_leaves_the_system_texmf_tree_untouched(bundle, bu
 
 
 def test_the_contract_names_the_processor_texlive_and_latexmk(latex_processor):
-    assert re.fullmatch(r"quire-latex/1 texlive-20\d\d latexmk-\d+\.\d+", latex_processor.contract)
+    assert re.fullmatch(r"quire-latex/2 texlive-20\d\d latexmk-\d+\.\d+ texcount-\d+(\.\d+)*", latex_processor.contract)
     assert latex_processor.unavailable_reason() is None
 
 

@@ -2,7 +2,8 @@
 
 import pytest
 
-from processing.worker.contracts import FailureClass, ProcessorFailure
+from processing.worker.contracts import FailureClass, Limits, ProcessorFailure
+from processing.worker.processors.latex_diagnostics import MAX_ENTRIES
 from processing.worker.sandbox import BwrapExecutor
 from tests.processing.worker.bundles import article
 
@@ -37,6 +38,20 @@ def test_a_failure_carries_the_bounded_log(bundle, build):
 
     assert failure.diagnostics.log.startswith("This is pdfTeX")
     assert "./main.tex:3: Undefined control sequence." in failure.diagnostics.log
+
+
+def test_a_document_full_of_errors_is_rejected_within_its_bounds(bundle, build):
+    paragraphs = "\n\n".join(f"Paragraph {n} \\undefinedmacro{{}} text." for n in range(MAX_ENTRIES + 100))
+    bundle({"main.tex": article(paragraphs)})
+
+    failure = failure_of(build, limits=Limits(wall_seconds=60, log_bytes=16 * 1024))
+
+    assert (failure.failure_class, failure.code) == (FailureClass.PROCESSOR_REJECTED, "latex_error")
+    assert failure.message.startswith("main.tex:3: Undefined control sequence")
+    assert failure.message.endswith(f"(and at least {MAX_ENTRIES - 1} more errors)")
+    assert len(failure.diagnostics.entries) == MAX_ENTRIES
+    assert {entry.severity for entry in failure.diagnostics.entries} == {"error"}
+    assert len(failure.diagnostics.log.encode()) <= 16 * 1024
 
 
 def test_a_missing_package_is_an_unsupported_dependency_naming_it(bundle, build):
