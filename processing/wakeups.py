@@ -1,11 +1,14 @@
 """Wake-ups from PostgreSQL NOTIFY: one LISTEN connection per server process.
 
-Two channels. The queue channel (a job became claimable) bumps a generation
+Three channels. The queue channel (a job became claimable) bumps a generation
 counter: a waiting acquire records the generation before it tries to claim and
 sleeps until it changes, so a notification between its try and its wait is
 never lost. The job-ended channel (payload: the job id, sent by a trigger when
 a job's terminal commit is inserted) wakes the requests watching that job; a
-watch is registered before the job is read, for the same reason.
+watch is registered before the job is read, for the same reason. The
+cancellation channel (payload: the session id holding a running claim whose
+cancellation was just requested, sent by ``job_cancel_by_operator``) wakes that
+session's cancellation long-poll the same way.
 
 If the listener is disconnected (a database restart), waits fall back to a
 short timeout until it reconnects, and a reconnect wakes every waiter.
@@ -14,7 +17,7 @@ short timeout until it reconnects, and a reconnect wakes every waiter.
 import logging
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 import psycopg
 from django.db import connections
@@ -24,11 +27,14 @@ from processing.submission import QUEUE_CHANNEL
 logger = logging.getLogger(__name__)
 
 JOB_ENDED_CHANNEL = "quire_job_ended"  # the trigger of migration 0004 notifies here
+CANCELLATION_CHANNEL = "quire_cancellation_requested"
+WATCHED_CHANNELS = (JOB_ENDED_CHANNEL, CANCELLATION_CHANNEL)  # their payload names what a watch waits for
 FALLBACK_WAIT_SECONDS = 1.0
 
 
-class JobWatch:
-    """Woken when its job ends (or the listener reconnects, after which the job must be read again)."""
+class Watch:
+    """Woken by a notification naming its key (or a reconnect of the listener, after which what it watches must
+    be read again)."""
 
     def __init__(self, wakeups: "Wakeups") -> None:
         self._wakeups = wakeups
@@ -47,7 +53,7 @@ class Wakeups:
         self.condition = threading.Condition()
         self.connected = False
         self._generation = 0
-        self._job_watches: dict[str, list[JobWatch]] = {}
+        self._watches: dict[tuple[str, str], list[Watch]] = {}
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self._stop = threading.Event()
@@ -68,25 +74,32 @@ class Wakeups:
             timeout = min(timeout, FALLBACK_WAIT_SECONDS)
         return self.condition.wait_for(predicate, timeout=timeout)
 
-    @contextmanager
-    def job_watch(self, job_id) -> Iterator[JobWatch]:
+    def job_watch(self, job_id) -> AbstractContextManager[Watch]:
         """Watch ``job_id`` for its end; register before reading the job, wait after."""
-        self._ensure_started()
-        watch, key = JobWatch(self), str(job_id)
+        return self._watch(JOB_ENDED_CHANNEL, job_id)
+
+    def cancellation_watch(self, session_id) -> AbstractContextManager[Watch]:
+        """Watch ``session_id`` for cancellations of its claims; register before reading them, wait after."""
+        return self._watch(CANCELLATION_CHANNEL, session_id)
+
+    def is_watched(self, key, channel: str = JOB_ENDED_CHANNEL) -> bool:
         with self.condition:
-            self._job_watches.setdefault(key, []).append(watch)
+            return (channel, str(key)) in self._watches
+
+    @contextmanager
+    def _watch(self, channel: str, key) -> Iterator[Watch]:
+        self._ensure_started()
+        watch, watched = Watch(self), (channel, str(key))
+        with self.condition:
+            self._watches.setdefault(watched, []).append(watch)
         try:
             yield watch
         finally:
             with self.condition:
-                watches = self._job_watches[key]
+                watches = self._watches[watched]
                 watches.remove(watch)
                 if not watches:
-                    del self._job_watches[key]
-
-    def is_watched(self, job_id) -> bool:
-        with self.condition:
-            return str(job_id) in self._job_watches
+                    del self._watches[watched]
 
     def stop(self) -> None:
         """Close the listening connection (tests drop their database afterwards)."""
@@ -111,8 +124,8 @@ class Wakeups:
 
     def _notified(self, channel: str, payload: str) -> None:
         with self.condition:
-            if channel == JOB_ENDED_CHANNEL:
-                for watch in self._job_watches.get(payload, ()):
+            if channel in WATCHED_CHANNELS:
+                for watch in self._watches.get((channel, payload), ()):
                     watch.woken = True
             else:
                 self._generation += 1
@@ -123,7 +136,7 @@ class Wakeups:
             self.connected = connected
             # Anyone waiting looks again after a (re)connect: notifications may have been missed.
             self._generation += 1
-            for watches in self._job_watches.values():
+            for watches in self._watches.values():
                 for watch in watches:
                     watch.woken = True
             self.condition.notify_all()
@@ -134,7 +147,8 @@ class Wakeups:
             try:
                 with psycopg.connect(**params, autocommit=True) as conn:
                     conn.execute(f"LISTEN {QUEUE_CHANNEL}")
-                    conn.execute(f"LISTEN {JOB_ENDED_CHANNEL}")
+                    for channel in WATCHED_CHANNELS:
+                        conn.execute(f"LISTEN {channel}")
                     self._set_connected(True)
                     backoff = 0.2
                     while not self._stop.is_set():

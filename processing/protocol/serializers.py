@@ -127,6 +127,29 @@ class LeaseSerializer(serializers.Serializer):
     cancellation_requested = serializers.BooleanField()
 
 
+CANCELLATIONS_WAIT_SECONDS_MAX = 25
+
+
+class CancellationsSerializer(WorkerRequestSerializer):
+    """Read-only and so without a ``request_id``: a retry simply asks again."""
+
+    wait_seconds = serializers.FloatField(
+        min_value=0, max_value=CANCELLATIONS_WAIT_SECONDS_MAX, default=CANCELLATIONS_WAIT_SECONDS_MAX,
+        help_text="Hold the answer this long while no claim outside `known_claim_ids` is to be cancelled.",
+    )  # fmt: skip
+    known_claim_ids = serializers.ListField(
+        child=serializers.UUIDField(), max_length=1024, required=False, default=list,
+        help_text="Claims the agent already stops: listed in the answer again, but they do not end the wait.",
+    )  # fmt: skip
+
+
+class CancellationsResultSerializer(serializers.Serializer):
+    claim_ids = serializers.ListField(
+        child=serializers.UUIDField(),
+        help_text="This session's current claims whose cancellation was requested, oldest claim first.",
+    )
+
+
 class UploadTicketRequestSerializer(WorkerRequestSerializer):
     request_id = RequestIdField()
     role = serializers.CharField(max_length=32)

@@ -16,6 +16,7 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/heartbeat", views.SessionHeartbeatApi.as_view()),
     path("sessions/<uuid:session_id>/drain", views.SessionDrainApi.as_view()),
     path("sessions/<uuid:session_id>/acquire", views.AcquireApi.as_view()),
+    path("sessions/<uuid:session_id>/cancellations", views.CancellationsApi.as_view()),
     path("claims/<uuid:claim_id>/heartbeat", views.ClaimHeartbeatApi.as_view()),
     path("claims/<uuid:claim_id>/uploads", views.UploadTicketApi.as_view()),
     path("claims/<uuid:claim_id>/failure", views.ClaimFailureApi.as_view()),

@@ -10,11 +10,13 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.http.bodies import raw_body
 from config.http.openapi import error
 from config.http.parsers import RawBodyParser, loads_strict
+from processing.cancellation import cancellations_awaited
 from processing.claims import Claim, claims_acquire
 from processing.configuration import limits
 from processing.delivery import AlreadyDelivered, Diagnostics, attempt_fail, attempt_release, delivery_accept_held
@@ -82,11 +84,16 @@ class WorkerApi(APIView):
     def identity(self, request):
         return request.user.identity
 
-    def replayed(self, request, route: str, serializer_class, handler) -> HttpResponse:
+    def parsed(self, request) -> tuple[bytes, dict]:
+        """The request's JSON object, raw and parsed."""
         raw = raw_body(request, limit_bytes=2 * 1024 * 1024, accept=("application/json",))
         payload = loads_strict(raw)
         if not isinstance(payload, dict):
             raise ProtocolInvalid("The body is a JSON object.")
+        return raw, payload
+
+    def replayed(self, request, route: str, serializer_class, handler) -> HttpResponse:
+        raw, payload = self.parsed(request)
         return replay_run(
             identity=self.identity(request).name,
             route=route,
@@ -220,6 +227,31 @@ class ClaimHeartbeatApi(WorkerApi):
         return self.replayed(request, f"claims/{claim_id}/heartbeat", s.ClaimHeartbeatSerializer, handle)
 
 
+class CancellationsApi(WorkerApi):
+    @extend_schema(
+        request=s.CancellationsSerializer,
+        responses={
+            200: s.CancellationsResultSerializer,
+            401: PROTOCOL_ERRORS[401],
+            404: error("`session_not_found`."),
+            409: error("`session_gone`: register again."),
+            422: error("`protocol_invalid`."),
+        },
+        description="The session's running claims whose cancellation was requested. Long-polls up to "
+        "`wait_seconds` while there is none beyond `known_claim_ids`, woken the moment one is requested: an agent "
+        "keeps one open per session, so a cancel reaches it without waiting for a claim heartbeat. Changes "
+        "nothing, so it is not replayed and takes no `request_id`.",
+    )
+    def post(self, request, session_id: uuid.UUID):
+        # Not replayed: the replay lock would pin a database connection for the whole wait.
+        data = _valid(s.CancellationsSerializer, self.parsed(request)[1])
+        claim_ids = cancellations_awaited(
+            identity=self.identity(request), session_id=session_id, known=set(data["known_claim_ids"]),
+            wait_seconds=data["wait_seconds"],
+        )  # fmt: skip
+        return Response({"claim_ids": [str(claim_id) for claim_id in claim_ids]})
+
+
 class UploadTicketApi(WorkerApi):
     @extend_schema(request=s.UploadTicketRequestSerializer, responses={201: s.TicketSerializer, **PROTOCOL_ERRORS})
     def post(self, request, claim_id: uuid.UUID):
@@ -313,8 +345,6 @@ class TransferApi(WorkerApi):
         description="Upload the bytes for an upload ticket; the same bytes twice are accepted twice.",
     )
     def put(self, request, ticket_id: uuid.UUID):
-        from rest_framework.response import Response
-
         data = raw_body(request, limit_bytes=limits().artifact_bytes, accept=("application/octet-stream",))
         declared = tickets.DeclaredUpload(
             media_type=request.headers.get("X-Quire-Media-Type", ""),

@@ -1,4 +1,4 @@
-"""The worker agent loop: register, heartbeat, offer free permits, run claims, drain.
+"""The worker agent loop: register, heartbeat, offer free permits, run claims, hear of cancellations, drain.
 
 Capacity lives here as a local count of free permits per processor; the agent
 offers them when it acquires, and Core intersects the offer with what it
@@ -27,6 +27,8 @@ class AgentSettings:
     slots: int = 1
     max_jobs: int | None = None
     acquire_wait_seconds: float = 20.0
+    # How long each cancellation long-poll may wait; Core answers sooner when a cancellation is requested.
+    cancellation_wait_seconds: float = 25.0
     # After a failed claiming round the agent waits this long, doubling up to the maximum.
     retry_initial_seconds: float = 0.5
     retry_max_seconds: float = 30.0
@@ -67,6 +69,7 @@ class WorkerAgent:
 
     def run(self) -> int:
         threading.Thread(target=self._heartbeat_loop, name="heartbeats", daemon=True).start()
+        threading.Thread(target=self._cancellation_loop, name="cancellations", daemon=True).start()
         # One claim loop per processor: a long-poll offering one operation's permits must not keep
         # another operation's permits, freed meanwhile, from being offered until it returns.
         loops = [threading.Thread(target=self._claim_loop, args=(operation,), name=f"claims-{operation}")
@@ -190,6 +193,7 @@ class WorkerAgent:
                 self.free[operation] -= 1
             self.active[active.claim_id] = active
             self.started_jobs += 1
+            self.condition.notify_all()  # the cancellation loop waits for running claims
         run = JobRun(
             client=self.client, active=active, processor=self.processors[operation], executor=self.executor,
             work_root=self.settings.work_root, successor_wanted=self._successor_wanted,
@@ -261,6 +265,42 @@ class WorkerAgent:
             return
         if lease.get("cancellation_requested"):
             active.cancel.set()
+
+    # --- cancellations ---------------------------------------------------------------------------
+    def _cancellation_loop(self) -> None:
+        # While claims run, one long-poll per session is open, and Core answers it the moment a claim's
+        # cancellation is requested: a cancel lands without waiting for the next claim heartbeat, which still
+        # carries it should this fail. Like the heartbeats, nothing may end this thread but the process.
+        while True:
+            session_id, known = self._claims_running()
+            try:
+                self._cancellations_once(session_id, known)
+            except Exception:
+                logger.exception("waiting for cancellations failed; heartbeats carry them meanwhile")
+                time.sleep(self.heartbeat_seconds)
+
+    def _claims_running(self) -> tuple[str, list[str]]:
+        """Once a session holds running claims: that session, and the claims already being stopped."""
+        with self.condition:
+            self.condition.wait_for(lambda: self.session_id is not None and self.active)
+            return self.session_id, [claim_id for claim_id, active in self.active.items() if active.cancel.is_set()]
+
+    def _cancellations_once(self, session_id: str, known: list[str]) -> None:
+        try:
+            claim_ids = self.client.cancellations(
+                session_id=session_id, known_claim_ids=known, wait_seconds=self.settings.cancellation_wait_seconds
+            )
+        except (CoreError, CoreUnavailable) as exc:
+            # A session that ended (the claim loop registers anew), or a Core without this call: wait a beat.
+            logger.warning("could not wait for cancellations", extra={"session": session_id, "error": str(exc)})
+            time.sleep(self.heartbeat_seconds)
+            return
+        with self.condition:
+            requested = [self.active[claim_id] for claim_id in claim_ids if claim_id in self.active]
+        for active in requested:
+            if not active.cancel.is_set():
+                logger.info("cancellation requested; stopping its processor", extra={"claim": active.claim_id})
+                active.cancel.set()
 
     # --- draining --------------------------------------------------------------------------------
     def _drain(self) -> None:

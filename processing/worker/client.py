@@ -43,6 +43,7 @@ class CoreClient(Protocol):
         self, *, session_id: str, offers: dict[str, int], wait_seconds: float, max_claims: int = 1
     ) -> list[dict]: ...
     def claim_heartbeat(self, *, claim_id: str, phase: str) -> dict: ...
+    def cancellations(self, *, session_id: str, known_claim_ids: list[str], wait_seconds: float) -> list[str]: ...
     def download_input(self, *, ticket: dict) -> bytes: ...
     def upload_output(
         self, *, claim_id: str, role: str, media_type: str, filename: str, data: bytes, ticket: dict | None = None
@@ -160,6 +161,16 @@ class HttpCoreClient:
 
     def claim_heartbeat(self, *, claim_id: str, phase: str) -> dict:
         return self._post(f"claims/{claim_id}/heartbeat", {"phase": phase})
+
+    def cancellations(self, *, session_id: str, known_claim_ids: list[str], wait_seconds: float) -> list[str]:
+        """The session's claims whose cancellation was requested, once one beyond ``known_claim_ids`` is or after
+        ``wait_seconds``. It changes nothing, so it carries no ``request_id``: a retry simply asks again."""
+        body = json.dumps({"known_claim_ids": known_claim_ids, "wait_seconds": wait_seconds}).encode()
+        data = self._call(
+            "POST", f"{self.PREFIX}/sessions/{session_id}/cancellations", body=body,
+            headers={"Content-Type": "application/json"}, timeout=wait_seconds + self._timeout,
+        )  # fmt: skip
+        return json.loads(data)["claim_ids"]
 
     def download_input(self, *, ticket: dict) -> bytes:
         data = self._call("GET", ticket["url"], headers={"X-Quire-Transfer-Secret": ticket["secret"]})

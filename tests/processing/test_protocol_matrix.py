@@ -66,11 +66,15 @@ def routes(session_id: str, claim_id: str) -> dict[str, tuple[str, dict, dict]]:
         "release": (f"claims/{claim_id}/release", {}, {"extra": 1}),
         "delivery": (f"claims/{claim_id}/delivery", {}, {"diagnostics": {"log": "x"}}),
         "drain": (f"sessions/{session_id}/drain", {}, {"extra": 1}),
+        "cancellations": (f"sessions/{session_id}/cancellations", {"wait_seconds": 0},
+                          {"wait_seconds": 0, "known_claim_ids": [claim_id]}),
     }  # fmt: skip
 
 
 ROUTES = ["register", "session_heartbeat", "acquire", "claim_heartbeat", "upload_ticket", "failure", "release",
           "delivery", "drain"]  # fmt: skip
+# Routes that change nothing: not replayed (a retry asks again), but refused as the others are.
+READ_ONLY_ROUTES = ["cancellations"]
 
 
 @pytest.mark.django_db
@@ -122,7 +126,7 @@ def test_a_request_still_in_flight_is_409_request_in_progress(claimed, route):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("route", ROUTES + READ_ONLY_ROUTES)
 @pytest.mark.parametrize("token", [None, "wrong-token"])
 def test_every_route_needs_a_worker_token(claimed, route, token):
     session_id, claim = claimed
@@ -151,13 +155,35 @@ def test_worker_routes_answer_json_whatever_the_accept_header_asks(claimed):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("route", [r for r in ROUTES if r != "register"])
+@pytest.mark.parametrize("route", [r for r in ROUTES + READ_ONLY_ROUTES if r != "register"])
 def test_another_identity_cannot_touch_my_session_or_claim(claimed, route):
     session_id, claim = claimed
     path, payload, _ = routes(session_id, claim["claim_id"])[route]
     response = post(path, payload, client=worker_client(OTHER_TOKEN))
     assert response.status_code in (404, 409)
     assert response.json()["error"]["code"] in ("session_not_found", "claim_lost")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("route", READ_ONLY_ROUTES)
+def test_a_read_only_route_is_not_replayed_and_needs_no_request_id(claimed, route):
+    session_id, claim = claimed
+    path, payload, _ = routes(session_id, claim["claim_id"])[route]
+    stored = WorkerRequest.objects.count()
+
+    body = json.dumps(payload)  # no request_id
+    without_id = worker_client().generic("POST", f"{PREFIX}/{path}", body, content_type="application/json")
+    first, again = post(path, payload, request_id="read-only-id"), post(path, payload, request_id="read-only-id")
+
+    assert (without_id.status_code, first.status_code, again.status_code) == (200, 200, 200)
+    assert WorkerRequest.objects.count() == stored
+
+
+@pytest.mark.django_db
+def test_a_poll_for_an_unknown_session_is_404(claimed):
+    response = post("sessions/00000000-0000-4000-8000-000000000000/cancellations", {"wait_seconds": 0})
+
+    assert (response.status_code, response.json()["error"]["code"]) == (404, "session_not_found")
 
 
 @pytest.mark.django_db

@@ -194,10 +194,11 @@ def test_terminated_database_connections_mid_request_give_503_and_a_retry_succee
     _, session, _ = worker.register({ECHO: 1})
     offers = {"offers": [{"operation": ECHO, "permits": 1}], "wait_seconds": 3}
     answers = []
+    held_before = _advisory_locks_held()  # the channel layer's, for one
     poll = threading.Thread(target=lambda: answers.append(
         worker.post(f"sessions/{session['session_id']}/acquire", offers, request_id="mid-request-1")))  # fmt: skip
     poll.start()
-    wait_until(lambda: _server_backends_waiting(), what="the long poll to hold its connection")
+    wait_until(lambda: _advisory_locks_held() > held_before, what="the long poll to hold its connection")
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
@@ -213,11 +214,15 @@ def test_terminated_database_connections_mid_request_give_503_and_a_retry_succee
     assert status == 200 and body == {"claim": None, "claims": []}
 
 
-def _server_backends_waiting() -> bool:
-    """The long poll holds its request's advisory lock on the server's connection while it waits."""
+def _advisory_locks_held() -> int:
+    """Advisory locks other sessions hold in this test database: the long poll holds its request's while it
+    waits (other databases on the same server, and the server's channel layer, hold some of their own)."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()")
-        return cursor.fetchone()[0] > 0
+        cursor.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid() "
+            "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+        )
+        return cursor.fetchone()[0]
 
 
 def test_a_reaper_killed_mid_sweep_leaves_every_row_done_or_untouched(owner, protocol_server, configure_deployment):

@@ -134,5 +134,5 @@ def test_cancelling_a_running_build_stops_tex_and_publishes_nothing(owner, autho
     author.json("POST", f"/v1/processing/jobs/{job_id}/cancel")
     job = _finished(author, job_id, timeout=60)
 
-    # Cancelled, not failed by the wall limit: the request reached TeX through the heartbeat.
+    # Cancelled, not failed by the wall limit: the request reached TeX (the agent is woken by Core).
     assert job["state"] == "cancelled" and job["artifacts"] == []

@@ -2,7 +2,9 @@
 
 It implements ``CoreClient``: claims handed to it are given out by ``acquire``, inputs are
 served by ticket, and every report (failure, delivery, release, upload) is recorded in order.
-A test scripts refusals and outages by queueing the exceptions a call raises before it answers.
+A test scripts refusals and outages by queueing the exceptions a call raises before it answers,
+and requests a claim's cancellation as a user would: the cancellation long-poll answers at once,
+and claim heartbeats report it.
 """
 
 import hashlib
@@ -44,6 +46,11 @@ class InMemoryCore:
         self.outstanding = self.most_outstanding = 0  # claims handed out and not yet reported on
         self.reported = threading.Condition(self._lock)
         self.claim_queued = threading.Condition(self._lock)
+        self.cancellation_changed = threading.Condition(self._lock)
+        self.cancelled: set[str] = set()  # claims whose cancellation was requested
+        self.heartbeat_seconds = 0.5  # as told to the agent when it registers
+        self.claim_heartbeats: list[str] = []  # the claim of each claim heartbeat, in order
+        self.cancellation_polls: list[list[str]] = []  # the claims each cancellation long-poll said it knew of
         # Called as ``acquire`` (``deliver``) is about to answer, to make something happen while it waited.
         self.while_acquiring = lambda: None
         self.while_delivering = lambda: None
@@ -58,6 +65,12 @@ class InMemoryCore:
             self._claims.append(_claim(claim_id, number, data, schema=schema, operation=operation))
             self.claim_queued.notify_all()
         return claim_id
+
+    def request_cancellation(self, claim_id: str) -> None:
+        """As a user's cancel of the claim's running job does: wake the cancellation long-poll."""
+        with self._lock:
+            self.cancelled.add(claim_id)
+            self.cancellation_changed.notify_all()
 
     def fail_next(self, call: str, *errors: Exception | None) -> None:
         """The next ``len(errors)`` calls of ``call`` raise these, in order; ``None`` answers normally."""
@@ -74,7 +87,7 @@ class InMemoryCore:
         with self._lock:
             self._raise_scripted("register")
             self.sessions.append(f"session-{len(self.sessions) + 1}")
-            return {"session_id": self.sessions[-1], "state": "active", "heartbeat_seconds": 0.5}
+            return {"session_id": self.sessions[-1], "state": "active", "heartbeat_seconds": self.heartbeat_seconds}
 
     def session_heartbeat(self, *, session_id: str, health: dict[str, bool]) -> dict:
         return {"session_id": session_id, "state": "active"}
@@ -111,8 +124,21 @@ class InMemoryCore:
         return next((claim for claim in self._claims if offers.get(claim["operation"], 0) > 0), None)
 
     def claim_heartbeat(self, *, claim_id: str, phase: str) -> dict:
-        self._raise_scripted("claim_heartbeat")
-        return {"lease_expires_at": "2030-01-01T00:00:00Z", "cancellation_requested": False}
+        with self._lock:
+            self._raise_scripted("claim_heartbeat")
+            self.claim_heartbeats.append(claim_id)
+            return {"lease_expires_at": "2030-01-01T00:00:00Z", "cancellation_requested": claim_id in self.cancelled}
+
+    def cancellations(self, *, session_id: str, known_claim_ids: list[str], wait_seconds: float) -> list[str]:
+        """As Core does: the requested claims once one is not in ``known_claim_ids``, or after ``wait_seconds``.
+        (Every requested claim counts as the session's here: the twin has one agent.)"""
+        deadline = time.monotonic() + wait_seconds
+        with self._lock:
+            self._raise_scripted("cancellations")
+            self.cancellation_polls.append(list(known_claim_ids))
+            while not self.cancelled - set(known_claim_ids) and (remaining := deadline - time.monotonic()) > 0:
+                self.cancellation_changed.wait(remaining)
+            return sorted(self.cancelled)
 
     def download_input(self, *, ticket: dict) -> bytes:
         with self._lock:

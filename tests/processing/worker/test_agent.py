@@ -1,6 +1,7 @@
 """The agent's claim loop: it keeps claiming through Core's refusals and outages, and drains cleanly."""
 
 import threading
+import time
 
 import pytest
 
@@ -13,6 +14,7 @@ from tests.processing.worker.core_twin import (
     core_unreachable,
     session_gone,
 )
+from tests.processing.worker.polling import wait_until
 
 BUNDLE = bundle_archive({"main.tex": b"\\documentclass{article}"})
 GENEROUS_SECONDS = 60.0
@@ -186,3 +188,71 @@ def test_a_lost_claim_stops_its_processor_but_a_finished_one_is_left_alone(core,
     assert running.lost.is_set() and running.cancel.is_set()
     assert not finished.lost.is_set() and not finished.cancel.is_set()
     assert [r.claim for r in caplog.records if r.getMessage() == "claim lost; stopping its processor"] == ["running"]
+
+
+# --- cancellations ---------------------------------------------------------------------------------
+LONG_RUNNING = bundle_archive({"echo-delay.txt": b"*:600"})
+
+
+def _running(agent: WorkerAgent, claim_id: str) -> None:
+    wait_until(lambda: claim_id in agent.active, timeout=GENEROUS_SECONDS)
+
+
+def test_a_cancellation_reaches_a_running_claim_by_its_wake_up_without_a_heartbeat(core, agent_for):
+    core.heartbeat_seconds = 600  # no claim heartbeat comes while this test runs
+    claim_id = core.queue_claim(LONG_RUNNING)
+    agent = agent_for(max_jobs=1)
+    agent.heartbeat_seconds = 600  # nor the agent's first, before it registers
+    runner = threading.Thread(target=agent.run, daemon=True)
+    runner.start()
+    _running(agent, claim_id)
+
+    requested = time.monotonic()
+    core.request_cancellation(claim_id)
+    reports = core.wait_for_reports(1, timeout=GENEROUS_SECONDS)
+    stopped_after = time.monotonic() - requested
+    runner.join(GENEROUS_SECONDS)
+
+    assert reports == [("failure", claim_id, "worker_interrupted", "cancelled")]
+    assert core.claim_heartbeats == [], "the heartbeat carried nothing: the wake-up did"
+    assert stopped_after < 5, f"stopped {stopped_after:.1f} s after the request"
+
+
+def test_claims_already_stopping_do_not_end_the_next_wait_but_a_new_cancellation_does(core, agent_for):
+    from processing.worker.job_run import ActiveClaim
+
+    agent = agent_for(max_jobs=1)
+    agent.session_id = "session-1"
+    stopping, running = ActiveClaim(claim={"claim_id": "stopping"}), ActiveClaim(claim={"claim_id": "running"})
+    stopping.cancel.set()
+    agent.active = {claim.claim_id: claim for claim in (stopping, running)}
+    core.request_cancellation("stopping")
+
+    poll = threading.Thread(target=lambda: agent._cancellations_once(*agent._claims_running()), daemon=True)
+    poll.start()
+    wait_until(lambda: core.cancellation_polls, timeout=GENEROUS_SECONDS)
+    poll.join(0.2)
+    waited = poll.is_alive()
+    core.request_cancellation("running")
+    poll.join(GENEROUS_SECONDS)
+
+    assert core.cancellation_polls == [["stopping"]]
+    assert waited, "a claim the agent already stops did not answer the poll at once"
+    assert running.cancel.is_set() and not poll.is_alive()
+
+
+def test_without_the_wake_up_the_claim_heartbeat_still_carries_a_cancellation(core, agent_for):
+    core.fail_next("cancellations", *[core_refuses("not_found")] * 1000)  # a Core that does not know the call
+    claim_id = core.queue_claim(LONG_RUNNING)
+    agent = agent_for(max_jobs=1)
+    agent.heartbeat_seconds = 0.1  # the first beat, before registration tells it Core's interval
+    runner = threading.Thread(target=agent.run, daemon=True)
+    runner.start()
+    _running(agent, claim_id)
+
+    core.request_cancellation(claim_id)
+    reports = core.wait_for_reports(1, timeout=GENEROUS_SECONDS)
+    runner.join(GENEROUS_SECONDS)
+
+    assert reports == [("failure", claim_id, "worker_interrupted", "cancelled")]
+    assert claim_id in core.claim_heartbeats
