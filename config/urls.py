@@ -10,6 +10,7 @@ from config.metrics import metrics_view
 from office.api.converters import OfficePathConverter
 from office.api.views import FileInspectionApi, FilePreviewApi
 from processing.api.library import LibraryDocumentApi, LibraryListCreateApi, LibraryPdfApi, LibrarySearchApi
+from processing.api.synctex import SyncTexForwardApi, SyncTexInverseApi
 from processing.api.views import (
     ArtifactDownloadApi,
     BuildCreateApi,
@@ -54,6 +55,8 @@ api_v1 = [
     path("v1/processing/jobs/<uuid:job_id>", JobDetailApi.as_view(), name="job"),
     path("v1/processing/jobs/<uuid:job_id>/cancel", JobCancelApi.as_view(), name="job-cancel"),
     path("v1/processing/jobs/<uuid:job_id>/diagnostics", JobDiagnosticsApi.as_view(), name="job-diagnostics"),
+    path("v1/processing/jobs/<uuid:job_id>/synctex/forward", SyncTexForwardApi.as_view(), name="job-synctex-forward"),
+    path("v1/processing/jobs/<uuid:job_id>/synctex/inverse", SyncTexInverseApi.as_view(), name="job-synctex-inverse"),
     path(
         "v1/processing/jobs/<uuid:job_id>/artifacts/<uuid:artifact_id>",
         ArtifactDownloadApi.as_view(),

@@ -174,6 +174,12 @@ class IfMatchRequired(ProcessingError):
     status_code = 428
 
 
+class LibraryVersionInvalid(ProcessingError):
+    """The version must be a version id of this document."""
+
+    code = "library_version_invalid"
+
+
 class RevisionMismatch(ProcessingError):
     """The document changed since the revision you sent; fetch it and decide again."""
 
@@ -212,7 +218,31 @@ class PdfTooLarge(PayloadTooLarge):
 
 
 class JobNotRetryable(ProcessingError):
-    """Only a failed job whose input was captured can be retried."""
+    """Only a failed job whose input was captured, and that its content did not make fail, can be retried."""
 
     code = "job_not_retryable"
     status_code = 409
+
+
+class SyncTexNotAvailable(NotFound):
+    """This build has no SyncTeX data."""
+
+    code = "synctex_not_available"
+
+
+class SyncTexUnreadable(SyncTexNotAvailable):
+    """This build's SyncTeX data cannot be read."""
+
+    code = "synctex_unreadable"
+
+
+class SyncTexNoMatch(NotFound):
+    """Nothing in this build's SyncTeX data matches that place."""
+
+    code = "synctex_no_match"
+
+
+class SyncTexQueryInvalid(ProcessingError):
+    """The SyncTeX lookup's parameters are not valid."""
+
+    code = "synctex_query_invalid"

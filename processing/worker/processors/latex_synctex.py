@@ -27,7 +27,7 @@ from processing.worker.processors.work_area import WorkArea, opened_source_file
 
 MiB = 1024 * 1024
 MAX_SYNCTEX_BYTES = 64 * MiB  # compressed, as read and as published (the role's limit)
-MAX_SYNCTEX_TEXT_BYTES = 512 * MiB  # uncompressed: a gzip bomb stops here
+MAX_SYNCTEX_TEXT_BYTES = 256 * MiB  # uncompressed: a gzip bomb stops here (Core reads no more either)
 MAX_LINE_BYTES = 64 * 1024
 COMPRESS_LEVEL = 6
 HEADER = b"SyncTeX Version:"
