@@ -39,6 +39,29 @@ def library_document_for(*, user_id: int, project_id: uuid.UUID, document_id: uu
     return _views([workspace.library_document_describe(project_id=project_id, document_id=document_id)])[0]
 
 
+@dataclass(frozen=True)
+class VersionPdf:
+    version_id: uuid.UUID
+    number: int
+    filename: str
+    data: bytes
+
+
+def library_version_pdf_for(
+    *, user_id: int, project_id: uuid.UUID, document_id: uuid.UUID, version_id: uuid.UUID | None
+) -> VersionPdf:
+    """A version's PDF bytes (the latest accepted version's when ``version_id`` is None), authorized for
+    the caller now; ``LibraryDocumentNotFound`` for a version that is not this document's."""
+    from processing.blobs import blob_read
+
+    document = library_document_for(user_id=user_id, project_id=project_id, document_id=document_id).document
+    wanted = version_id or document.requested_version_id
+    version = next((version for version in document.versions if version.id == wanted), None)
+    if version is None:
+        raise workspace.LibraryDocumentNotFound("No such version of this document.")
+    return VersionPdf(version.id, version.number, version.filename, blob_read(version.pdf_blob_id))
+
+
 def library_search_for(*, user_id: int, project_id: uuid.UUID, query: str | None, limit: int = 20) -> list:
     """Hits from current searchable versions; 404 for a project the user cannot see, 400 for a bad query."""
     access.permission_require(user_id=user_id, project_id=project_id, permission=access.Permission.VIEW)

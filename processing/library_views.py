@@ -5,13 +5,16 @@ from dataclasses import dataclass
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import redirect
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.http import urlencode
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseStopPolling
 
 from access import facade as access
+from config.errors import NotFound
 from config.http.ui import form_action
 from processing import library_queries
 from processing.exceptions import InvalidOptions, PdfTooLarge, RevisionMismatch
@@ -42,10 +45,17 @@ class _DocumentPanel:
     replace_key: str
     in_conflict: bool
 
+    @property
+    def indexing(self) -> bool:
+        """A version is still being indexed: the panel polls until it is searchable (or failed)."""
+        return any(status == "indexing" for _, status, _ in self.rows)
+
 
 def _panel(view, conflict: str) -> _DocumentPanel:
-    rows = [(version, view.version_status(version), view.job_states.get(version.index_job_id, ""))
-            for version in view.document.versions]  # fmt: skip
+    rows = [
+        (version, view.version_status(version), view.job_states.get(version.index_job_id, ""))
+        for version in view.document.versions
+    ]
     return _DocumentPanel(view.document, rows, uuid.uuid4().hex, str(view.document.id) == conflict)
 
 
@@ -64,6 +74,25 @@ def library_tab(request, project_id: uuid.UUID) -> str:
         "max_pdf_bytes": max_pdf_bytes(),
     }  # fmt: skip
     return render_to_string("processing/library_tab.html", context, request=request)
+
+
+@login_required
+@require_GET
+def library_document_panel(request, project_id: uuid.UUID, document_id: uuid.UUID) -> HttpResponse:
+    """One document's panel, as an indexing version's panel polls it; it stops polling once none is left."""
+    try:
+        view = library_queries.library_document_for(
+            user_id=request.user.pk, project_id=project_id, document_id=document_id
+        )
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
+    context = {
+        "project_id": project_id,
+        "panel": _panel(view, ""),
+        "can_edit": access.permission_check(user_id=request.user.pk, project_id=project_id, permission="edit"),
+    }
+    response = render(request, "processing/library_tab.html#document", context)
+    return response if context["panel"].indexing else HttpResponseStopPolling(response.content)
 
 
 def library_tab_register() -> None:
@@ -125,4 +154,4 @@ def library_replace(request, project_id: uuid.UUID, document_id: uuid.UUID):
     return redirect(_library_url(request, project_id))
 
 
-__all__ = ["library_replace", "library_tab", "library_tab_register", "library_upload"]
+__all__ = ["library_document_panel", "library_replace", "library_tab", "library_tab_register", "library_upload"]

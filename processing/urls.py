@@ -22,6 +22,11 @@ urlpatterns = [
     path("imports/pptx/submit", views.import_pptx_submit, name="import-pptx"),
     path("projects/<uuid:project_id>/library/upload", library_views.library_upload, name="library-upload"),
     path(
+        "projects/<uuid:project_id>/library/<uuid:document_id>/panel",
+        library_views.library_document_panel,
+        name="library-document-panel",
+    ),
+    path(
         "projects/<uuid:project_id>/library/<uuid:document_id>/replace",
         library_views.library_replace,
         name="library-replace",

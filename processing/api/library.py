@@ -2,6 +2,8 @@
 
 import uuid
 
+from django.http import HttpResponse
+from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
@@ -19,7 +21,7 @@ from processing.api.library_serializers import (
     LibrarySearchResultSerializer,
 )
 from processing.api.views import IDEMPOTENCY_KEY
-from processing.exceptions import IfMatchRequired
+from processing.exceptions import IfMatchRequired, LibraryVersionInvalid
 from processing.library_acceptance import Accepted, VersionUpload, library_version_accept
 from processing.library_input import max_pdf_bytes
 
@@ -54,6 +56,15 @@ def if_match_revision(raw: str | None) -> int:
     if revision > 2**31 - 1:  # revisions are 32-bit
         raise IfMatchInvalid(details={"if_match": raw[:100]})
     return revision
+
+
+def _version_parameter(raw: str | None) -> uuid.UUID | None:
+    if not raw:
+        return None
+    try:
+        return uuid.UUID(raw)
+    except ValueError as exc:
+        raise LibraryVersionInvalid(details={"version": raw[:100]}) from exc
 
 
 def document_response(view, *, status_code: int = 200) -> Response:
@@ -130,6 +141,24 @@ class LibraryDocumentApi(APIView):
 
 class LibraryPdfApi(APIView):
     parser_classes = [RawBodyParser]
+
+    @extend_schema(
+        operation_id="library_documents_pdf",
+        summary="A version's PDF (the latest accepted version unless `version` names another)",
+        parameters=[OpenApiParameter("version", OpenApiTypes.UUID, required=False)],
+        responses={(200, "application/pdf"): OpenApiTypes.BINARY, **ERROR_RESPONSES},
+        tags=["library"],
+    )
+    def get(self, request, project_id: uuid.UUID, document_id: uuid.UUID):
+        version_id = _version_parameter(request.query_params.get("version"))
+        pdf = library_queries.library_version_pdf_for(
+            user_id=request.user.pk, project_id=project_id, document_id=document_id, version_id=version_id
+        )
+        response = HttpResponse(pdf.data, content_type="application/pdf")
+        response["Content-Disposition"] = content_disposition_header(False, pdf.filename or f"version-{pdf.number}.pdf")
+        response["ETag"] = f'"{pdf.version_id}"'
+        response["X-Content-Type-Options"] = "nosniff"
+        return response
 
     @extend_schema(
         operation_id="library_documents_replace_pdf",

@@ -65,11 +65,26 @@ class PdfPane {
     }
     if (loading !== this.loading) return; // a newer one was asked for meanwhile
     this.say("");
-    await this.view.load(document_, keep);
+    try {
+      await this.view.load(document_, keep);
+    } catch (error) {
+      this.fail(error);
+      return;
+    }
     if (this.countLabel) this.countLabel.textContent = String(document_.numPages);
     if (page) this.view.goTo(page);
     this.root.dataset.loadedUrl = url;
     this.root.dispatchEvent(new CustomEvent("quire:pdf-shown", { bubbles: true, detail: { url, jobId } }));
+  }
+
+  /** The status no longer names a PDF this author may see: let the shown one go. */
+  withdraw() {
+    this.refused = true;
+    this.source = null;
+    this.loading = null;
+    this.view.clear();
+    delete this.root.dataset.loadedUrl;
+    this.say("This PDF is no longer available to you.");
   }
 
   fail(error) {
@@ -105,9 +120,17 @@ function start() {
     if (pane.source && pane.source.kind !== "build") return; // a library document is being read
     const source = buildStatusSource();
     if (source) pane.show(source);
+    else if (pane.source && document.getElementById("build-status")) pane.withdraw(); // access is gone
   };
   document.body.addEventListener("htmx:afterSettle", follow);
   document.addEventListener("quire:show-pdf", (event) => pane.show({ kind: "library", ...event.detail }));
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest("[data-show-pdf]"); // a library document, or a search hit's page
+    if (!button) return;
+    const page = Number(button.dataset.page) || null;
+    pane.show({ kind: "library", url: button.dataset.showPdf, page, title: button.dataset.title || "" });
+    root.scrollIntoView({ block: "nearest" });
+  });
   document.addEventListener("quire:show-build-pdf", () => {
     pane.source = null;
     follow();

@@ -32,7 +32,7 @@ export class PageView {
     this.build();
     if (keep) this.restore(keep);
     this.onPageChange(this.currentPage());
-    if (old) old.destroy();
+    if (old) old.loadingTask.destroy(); // PDF.js frees a document through the task that loaded it
   }
 
   build() {
@@ -105,6 +105,7 @@ export class PageView {
 
   currentPage() {
     const middle = this.container.scrollTop + this.container.clientHeight / 3;
+    if (this.elements.length === 0) return 1;
     const index = this.elements.findIndex((element) => element.offsetTop + element.offsetHeight > middle);
     return index === -1 ? this.elements.length : index + 1;
   }
@@ -165,6 +166,7 @@ export class PageView {
     this.observer.disconnect();
     this.container.replaceChildren();
     this.elements = [];
+    if (this.document) this.document.loadingTask.destroy();
     this.document = null;
   }
 }

@@ -92,8 +92,8 @@ def test_a_failed_indexing_job_retried_by_its_owner_makes_the_version_searchable
     configure_deployment()
     accepted = accept(owner, project, text_pdf(["kestrel"]))
     claim = index_claim(accepted.job_id)
-    attempt_fail(claim_id=claim.claim_id, failure_class="invalid_input", code="pdf_unreadable",
-                 message="Could not read it.", diagnostics=Diagnostics())  # fmt: skip
+    attempt_fail(claim_id=claim.claim_id, failure_class="resource_limit", code="wall_time_exceeded",
+                 message="It ran past the time limit.", diagnostics=Diagnostics())  # fmt: skip
     assert ProcessingJob.objects.get(pk=accepted.job_id).state == JobState.FAILED
 
     retried = job_retry(actor_id=owner.pk, job_id=accepted.job_id)
