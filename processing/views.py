@@ -198,12 +198,18 @@ def _submit(request: HtmxHttpRequest, *, quiet: bool = False, **command) -> Noti
     return Notice(notice.kind, "", notice.job_id) if quiet and notice.text == QUEUED else notice
 
 
-def _answer(request: HtmxHttpRequest, notice: Notice, *, key_id: str, fallback: str) -> HttpResponse:
-    """The notice and a fresh key for the form (htmx), or a message and a redirect (a plain form post)."""
+def _answer(
+    request: HtmxHttpRequest, notice: Notice, *, key_id: str, fallback: str, follow_job: bool = False
+) -> HttpResponse:
+    """The notice and a fresh key for the form (htmx), or a message and a redirect (a plain form post).
+
+    ``follow_job``: the notice also shows the job's own row, which follows it to its end (an import: the page
+    then offers to open the new project)."""
     if not request.htmx:
         (messages.error if notice.kind == "error" else messages.success)(request, notice.text)
         return redirect(back_to(request, fallback))
-    response = render(request, "processing/actions.html#notice", {"notice": notice, "key_id": key_id})
+    context = {"notice": notice, "key_id": key_id, "follow_job": follow_job}
+    response = render(request, "processing/actions.html#notice", context)
     return trigger_client_event(response, SUBMITTED, {"job_id": str(notice.job_id)}) if notice.job_id else response
 
 
@@ -252,7 +258,7 @@ def import_pptx_submit(request: HtmxHttpRequest) -> HttpResponse:
             options={"input_profile": profile} if profile else None,
             upload=Upload(data=upload.read(limits().input_bytes + 1), filename=upload.name[:255]),
         )
-    return _answer(request, notice, key_id="import-key", fallback=reverse("workspace:project-new"))
+    return _answer(request, notice, key_id="import-key", fallback=reverse("workspace:project-new"), follow_job=True)
 
 
 def _project_url(project_id: uuid.UUID) -> str:

@@ -155,6 +155,23 @@ def test_importing_a_pptx_creates_a_requester_owned_job(htmx, owner, extended):
     job = ProcessingJob.objects.get(operation="pptx.import.typst/v1")
     assert (job.requester_id, job.project_id, job.input_profile) == (owner.pk, None, "faithful")
     assert job.input_filename == "deck.pptx" and "quire:job-submitted" in response["HX-Trigger"]
+    assert f'hx-get="/tasks/{job.pk}"' in response.content.decode()  # the page follows the import to its end
+
+
+def test_a_finished_imports_row_leads_with_opening_the_new_project(htmx, owner):
+    from processing.transitions import job_transition
+
+    imported = ProjectFactory(owner=owner, starter=True)
+    job = ProcessingJob.objects.create(
+        operation="pptx.import.typst/v1", requester_id=owner.pk, options_digest="x", input_filename="deck.pptx"
+    )
+    job_transition(job_id=job.pk, to=JobState.SUCCEEDED, result_project_id=imported.pk)
+
+    row = htmx("get", f"/tasks/{job.pk}").content.decode()
+
+    actions = row[row.index('class="job-actions"') :]
+    assert actions.index("Open the new project") < actions.index("</div>")
+    assert f"/projects/{imported.pk}/" in actions.split("Open the new project")[0]
 
 
 def test_importing_without_a_file_says_so(htmx, extended):
