@@ -43,3 +43,23 @@ def sign_in(page: Page, user) -> None:
 def screenshot(page: Page, name: str, *, full_page: bool = False) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=full_page)
+
+
+def database_quiet(*, timeout: float = 10.0) -> None:
+    """Wait until no other session of this test database is at work (a closed page's server still finishes
+    its last requests and socket clean-up for a moment): a transactional test's flush, which follows, can
+    otherwise deadlock with that work."""
+    import time
+
+    from django.db import connection
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid() AND state IN ('active', 'idle in transaction')"
+            )
+            if cursor.fetchone()[0] == 0:
+                return
+        time.sleep(0.05)

@@ -14,6 +14,17 @@ def _isolated_storage_and_deployment(settings, tmp_path):
     settings.QUIRE_DEPLOYMENT_FILE = str(tmp_path / "no-deployment.toml")
 
 
+@pytest.fixture(autouse=True)
+def _browser_test_servers_settle(request):
+    """A browser test's servers go on working for a closed page for a moment; its database is emptied only
+    once they are done (see ``tests.browser_support.database_quiet``)."""
+    yield
+    if request.node.get_closest_marker("browser"):
+        from tests.browser_support import database_quiet
+
+        database_quiet()
+
+
 @pytest.fixture
 def api_client_for():
     """``api_client_for(user)``: an API client authenticated with a real bearer token of that user."""

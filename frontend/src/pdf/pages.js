@@ -22,13 +22,15 @@ export class PageView {
 
   async load(document_, keep) {
     const old = this.document;
-    this.document = document_;
-    this.sizes = [];
+    const sizes = [];
     for (let number = 1; number <= document_.numPages; number += 1) {
       const page = await document_.getPage(number);
       const { width, height } = page.getViewport({ scale: 1 });
-      this.sizes.push([width, height]);
+      sizes.push([width, height]);
     }
+    // Only now, all at once: until here the old document stays shown and answers (a test, the page input).
+    this.document = document_;
+    this.sizes = sizes;
     this.build();
     if (keep) this.restore(keep);
     this.onPageChange(this.currentPage());

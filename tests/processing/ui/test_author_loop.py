@@ -102,16 +102,20 @@ def _build_state(page: Page, state: str) -> None:
 
 
 def _pane_shows(page: Page, words: str, *, page_number: int = 1) -> None:
-    """Wait until the PDF pane's document has ``words`` on the given page."""
-    page.wait_for_function(
-        """async ([words, number]) => {
-             const pane = window.quirePdf;
-             if (!pane || !pane.view.document) return false;
-             return (await pane.view.pageText(number)).includes(words);
-           }""",
-        arg=[words, page_number],
-        timeout=BUILD_MS,
-    )
+    """Wait until the PDF pane's document has ``words`` on the given page (its text as PDF.js reads it).
+
+    Polled here with ``evaluate``, which waits for the page's promise (a predicate returning one would count as
+    true at once)."""
+    reading = """async ([words, number]) => {
+        const pane = window.quirePdf;
+        if (!pane || !pane.view.document || pane.view.elements.length < number) return false;
+        return (await pane.view.pageText(number)).includes(words);
+    }"""
+    for _ in range(BUILD_MS // 100):
+        if page.evaluate(reading, [words, page_number]):
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError(f"the PDF pane never showed {words!r} on page {page_number}")
 
 
 def test_a_build_shows_the_pdf_beside_the_source_and_a_newer_one_replaces_it_at_the_same_page(page, author):
@@ -124,8 +128,7 @@ def test_a_build_shows_the_pdf_beside_the_source_and_a_newer_one_replaces_it_at_
     _build(page)
     _build_state(page, "succeeded")
     _pane_shows(page, "Firstword", page_number=2)
-    page.locator("[data-pdf-page]").fill("2")
-    page.locator("[data-pdf-page]").press("Enter")
+    page.get_by_role("button", name="Next page").click()
     expect(page.locator("[data-pdf-pane]")).to_have_attribute("data-page", "2")
     first_pdf = page.locator("[data-pdf-pane]").get_attribute("data-loaded-url")
 
