@@ -1,16 +1,20 @@
 """Benchmark: LaTeX builds through the worker's processor, in the bubblewrap sandbox and without it.
 
-Measures the processor path without Core (copy the bundle's files, run latexmk, read the log,
-publish the PDF) for the starter document and for a generated 20-page document with a table
-of contents. Each document is built once to warm up, then ``BENCH_N`` times per repetition
-with each executor, interleaved so both sides see the same machine; ``BENCH_REPS``
-repetitions. A figure's value is the median of the repetitions' medians, and min/max are the
-lowest and highest repetition median. ``bwrap_overhead_ms_p50`` is the sandbox's median minus
-the plain subprocess's median. ``BENCH_COMPILERS`` (default ``pdflatex``) adds engines.
+Measures the processor path without Core, exactly as the agent runs it (``LatexProcessor.run``:
+copy the bundle's files, latexmk with the processor's own options — nonstopmode without
+``-halt-on-error``, ``-synctex=1`` — read the log, publish the PDF and the SyncTeX data, count
+the words with texcount), with the limits an agent derives from Core's claim (``claim_limits``),
+for the starter document and for a generated 20-page document with a table of contents. Each
+document is built once to warm up, then ``BENCH_N`` times per repetition with each executor,
+interleaved so both sides see the same machine; ``BENCH_REPS`` repetitions. A figure's value is
+the median of the repetitions' medians, and min/max are the lowest and highest repetition
+median. ``bwrap_overhead_ms_p50`` is the sandbox's median minus the plain subprocess's median.
+``BENCH_COMPILERS`` (default ``pdflatex``) adds engines.
 
 Prints a table, then one ``BENCH {json}`` line per figure. The functions are importable
-(``measure_builds``, ``write_bundle``, ``STARTER_DOCUMENT``, ``twenty_page_document``).
-Needs root (the sandbox gives each build its own uid).
+(``measure_builds``, ``write_bundle``, ``claim_limits``, ``STARTER_DOCUMENT``, ``twenty_page_document``).
+Needs root (the sandbox gives each build its own uid). ``make bench-latex`` sets the same processor
+against the full path on the very bundles Core captured (``scripts/bench/builds.py``).
 """
 
 import hashlib
@@ -25,7 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from processing.configuration import Limits as CoreLimits
 from processing.worker.contracts import Executor, Limits
+from processing.worker.job_run import _limits_for
 from processing.worker.processors.latex import LatexProcessor
 from processing.worker.sandbox import BwrapExecutor, LocalExecutor
 from workspace.starters import LATEX_MAIN
@@ -65,7 +71,15 @@ def write_bundle(input_dir: Path, files: dict[str, str], *, compiler: str, entry
     (input_dir / "manifest.json").write_text(json.dumps(manifest, sort_keys=True))
 
 
-def build_ms(processor: LatexProcessor, job_dir: Path, executor: Executor) -> float:
+def claim_limits(core: CoreLimits | None = None) -> Limits:
+    """The limits an agent runs a build with: derived from the claim, as ``job_run`` derives them (a deployment's
+    ``wall_seconds`` also bounds the CPU seconds), not the executor's defaults."""
+    core = core or CoreLimits()
+    return _limits_for({"limits": {"wall_seconds": core.wall_seconds, "artifact_bytes": core.artifact_bytes,
+                                   "diagnostic_bytes": core.diagnostic_bytes}})  # fmt: skip
+
+
+def build_ms(processor: LatexProcessor, job_dir: Path, executor: Executor, limits: Limits | None = None) -> float:
     """Milliseconds of one processor run on the bundle in ``job_dir/input``."""
     output_dir = Path(tempfile.mkdtemp(prefix="output-", dir=job_dir))
     started = time.perf_counter()
@@ -73,7 +87,7 @@ def build_ms(processor: LatexProcessor, job_dir: Path, executor: Executor) -> fl
         input_dir=job_dir / "input",
         output_dir=output_dir,
         request={},
-        limits=Limits(),
+        limits=limits or claim_limits(),
         cancel=threading.Event(),
         executor=executor,
     )
@@ -88,19 +102,19 @@ def measure_builds(
     files: dict[str, str], *, compiler: str, executors: dict[str, Executor], n: int, reps: int
 ) -> dict[str, list[float]]:
     """Per executor, the median build time (ms) of each repetition of ``n`` interleaved builds."""
-    processor = LatexProcessor()
+    processor, limits = LatexProcessor(), claim_limits()
     with tempfile.TemporaryDirectory(prefix="bench-latex-") as scratch:
         job_dir = Path(scratch)
         (job_dir / "input").mkdir()
         write_bundle(job_dir / "input", files, compiler=compiler)
         for executor in executors.values():
-            build_ms(processor, job_dir, executor)  # warm-up: page cache, fonts, formats
+            build_ms(processor, job_dir, executor, limits)  # warm-up: page cache, fonts, formats
         medians: dict[str, list[float]] = {name: [] for name in executors}
         for _ in range(reps):
             samples: dict[str, list[float]] = {name: [] for name in executors}
             for _ in range(n):
                 for name, executor in executors.items():
-                    samples[name].append(build_ms(processor, job_dir, executor))
+                    samples[name].append(build_ms(processor, job_dir, executor, limits))
             for name, values in samples.items():
                 medians[name].append(statistics.median(values))
     return medians

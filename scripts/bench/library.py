@@ -8,7 +8,8 @@ Figures (medians over BENCH_REPS, with min–max):
   outbox_pending_age_ms_p99_notify|amqp      commit → broker confirm, a live relay under a steady producer
   library_ingest_ms_100_pages                text extraction of a 100-page PDF in the child process
   library_index_ms_100_pages                 the finalizer's index write for those 100 pages
-  library_search_ms_p50|p99_10000_pages      search over 10,000 indexed pages (SQL + snippets)
+  library_search_ms_p50|p99_10000_pages      search over 10,000 indexed pages (SQL + snippets): BENCH_SEARCH_DOCUMENTS
+                                             (default 100) documents of 100 pages, named by their page count
 RabbitMQ figures need AMQP_URL (e.g. amqp://guest:guest@127.0.0.1:5672/%2F); without it they are skipped.
 """
 
@@ -275,10 +276,11 @@ def _version_indexed(user_id: int, project_id, document_id, data: bytes, texts: 
 def search(data: bytes, texts: list[str]) -> None:
     from workspace.facade import library_search
 
-    project, index_medians = _documents_with_pages(data, texts, 100)
+    documents = int(os.environ.get("BENCH_SEARCH_DOCUMENTS", "100"))
+    project, index_medians = _documents_with_pages(data, texts, documents)
     report("library_index_ms_100_pages", index_medians, unit="ms", n=100,
            config="finalizer write: upsert 100 page rows with to_tsvector + searchable advance; "
-                  "median of 100 versions per repetition")  # fmt: skip
+                  f"median of {documents} versions per repetition")  # fmt: skip
     rng = random.Random(11)
     queries = [rng.choice(WORDS) for _ in range(60)] + [" ".join(rng.sample(WORDS, 2)) for _ in range(60)]
     queries += [f'"{rng.choice(WORDS)} {rng.choice(WORDS)}"' for _ in range(40)] + ["zzzz nothing"] * 40
@@ -291,9 +293,9 @@ def search(data: bytes, texts: list[str]) -> None:
             latencies.append((time.perf_counter() - started) * 1000)
         p50s.append(percentile(latencies, 0.5))
         p99s.append(percentile(latencies, 0.99))
-    config = "100 documents x 100 pages, 20 hits with ts_headline snippets, words / pairs / phrases / misses"
-    report("library_search_ms_p50_10000_pages", p50s, unit="ms", n=len(queries), config=config)
-    report("library_search_ms_p99_10000_pages", p99s, unit="ms", n=len(queries), config=config)
+    config = f"{documents} documents x 100 pages, 20 hits with ts_headline snippets, words / pairs / phrases / misses"
+    report(f"library_search_ms_p50_{documents * 100}_pages", p50s, unit="ms", n=len(queries), config=config)
+    report(f"library_search_ms_p99_{documents * 100}_pages", p99s, unit="ms", n=len(queries), config=config)
 
 
 def main() -> None:

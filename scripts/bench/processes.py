@@ -17,6 +17,9 @@ WORKER_IDENTITY = "bench"  # the bench deployment's one worker identity
 WORKER_TOKEN = "bench-worker-token"  # noqa: S105  a throwaway token for a throwaway database
 # INFO makes the agents log each delivery with where its time went (input, processor, upload, delivery).
 AGENT_LOG_LEVEL = os.environ.get("BENCH_AGENT_LOG_LEVEL", "WARNING")
+# An agent stops only once its acquire long-poll returns (20 s by default), so each agents() exit costs up to
+# that; a smoke run at the smallest sizes (tests/scripts/test_benchmarks_run.py) shortens it. Unset: the default.
+ACQUIRE_WAIT = os.environ.get("BENCH_ACQUIRE_WAIT")
 # The server is measured as it runs in production: without DEBUG (which records every query). No benchmark
 # run by a web server here converts Office files, and the converters each server process would start (about
 # 5 s of a core per process) would overlap the first measurement.
@@ -75,7 +78,8 @@ def agents(url: str, directory: Path, *, count: int, slots: int, operations: str
         processes.append((log, subprocess.Popen(
             [sys.executable, "-m", "processing.worker", "--core-url", url, "--token-file",
              str(directory / "worker.token"), "--instance", f"bench-{index}", "--slots", str(slots),
-             "--test-operations", "--operations", operations, "--work-dir", str(directory / f"work-{index}")],
+             "--test-operations", "--operations", operations, "--work-dir", str(directory / f"work-{index}"),
+             *(("--acquire-wait", ACQUIRE_WAIT) if ACQUIRE_WAIT else ())],
             cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "QUIRE_LOG_LEVEL": AGENT_LOG_LEVEL},
         )))  # fmt: skip
     try:

@@ -5,6 +5,7 @@ Uses the test-only ``test.echo/v1`` operation. Figures:
   drain_cpu_ms_per_job_http_1_agent / _2_agents   the whole machine's CPU time per job in that drain
   drain_jobs_per_s_service_1_process / _2_processes   claim (4 per acquire) → stage → deliver → finalize, no HTTP
   pickup_ms_p50 / p95 / p99                   queued commit → claim received by an idle agent over HTTP
+                                              (BENCH_PICKUPS samples, default 200)
   claim_ms_p50_depth_<d>                      service-level claim with d queued rows; plus the 1M/1k ratio
 """
 
@@ -64,9 +65,10 @@ def queued_insert(count: int, source) -> None:
               (id, operation, requester_id, project_id, state, phase, options, options_digest, input_profile,
                input_filename, input_blob_id, input_digest, processor_contract, cache_hit, attempt_count, max_attempts,
                cancellation_requested, failure_class, failure_code, failure_message, diagnostic_log, diagnostics,
-               created_at, queued_at, deadline_at)
+               captured, created_at, queued_at, deadline_at)
             SELECT gen_random_uuid(), %s, %s, %s, 'queued', 'waiting_for_worker', '{}', %s, '', '', %s, %s, '', false,
-                   0, 3, false, '', '', '', '', '[]', clock_timestamp(), clock_timestamp(), now() + interval '1 day'
+                   0, 3, false, '', '', '', '', '[]', '{}', clock_timestamp(), clock_timestamp(),
+                   now() + interval '1 day'
             FROM generate_series(1, %s)
             """,
             [ECHO, requester, project, "0" * 64, blob, digest, count],
@@ -293,7 +295,7 @@ def main() -> None:
         print("Queue benchmark (test.echo/v1)")
         drain_service(directory, source, n_or(1000))
         drain_http(directory, source, n_or(1000))
-        pickup(directory, source, 200)
+        pickup(directory, source, int(os.environ.get("BENCH_PICKUPS", "200")))
         depths = [int(d) for d in os.environ.get("BENCH_DEPTHS", "1000,100000,1000000").split(",")]
         claim_depth(directory, source, depths, claims=200)
 
