@@ -65,7 +65,8 @@ bench: install system-packages
 	$(MAKE) --no-print-directory bench-load && \
 	$(MAKE) --no-print-directory bench-library && \
 	BENCH_N=$${BENCH_N:-5} $(MAKE) --no-print-directory bench-office && \
-	$(MAKE) --no-print-directory bench-pptx
+	$(MAKE) --no-print-directory bench-pptx && \
+	BENCH_N=$${BENCH_N:-20} $(MAKE) --no-print-directory bench-collab
 
 bench-queue: install
 	$(PY) -m scripts.bench.queue

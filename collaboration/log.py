@@ -48,12 +48,22 @@ class DocumentCache:
 
     def take(self, file_id: int, seq: int) -> Doc | None:
         """The cached document at exactly ``seq``, removed from the cache until it is put back."""
+        taken = self.take_at_most(file_id, seq)
+        if taken is None or taken[0] != seq:
+            if taken is not None:
+                self.put(file_id, *taken)
+            return None
+        return taken[1]
+
+    def take_at_most(self, file_id: int, seq: int) -> tuple[int, Doc] | None:
+        """The cached document and the sequence it is at, if that is no later than ``seq``; removed from the
+        cache until it is put back."""
         with self._lock:
             cached = self._documents.get(file_id)
-            if cached is None or cached[0] != seq:
+            if cached is None or cached[0] > seq:
                 return None
             del self._documents[file_id]
-        return cached[1]
+        return cached
 
     def put(self, file_id: int, seq: int, doc: Doc) -> None:
         """Cache ``doc`` as the state at ``seq``, unless a later state is cached already."""
@@ -75,9 +85,20 @@ documents = DocumentCache()
 
 
 def log_doc_taken(log: DocumentLog) -> Doc:
-    """The document at ``log.last_seq``: from the cache when it holds that state, else rebuilt. Put it back
+    """The document at ``log.last_seq``: the cached state, brought forward by the updates stored since (another
+    server process's, typically a few), or rebuilt when the cache holds nothing usable. Put it back
     (``documents.put``) once the transaction that used it committed."""
-    return documents.take(log.file_id, log.last_seq) or log_doc(log)
+    cached = documents.take_at_most(log.file_id, log.last_seq)
+    if cached is None:
+        return log_doc(log)
+    seq, doc = cached
+    if seq < log.snapshot_seq:  # the updates in between may have been folded away
+        return log_doc(log)
+    if seq < log.last_seq:
+        rows = log.updates.filter(seq__gt=seq, seq__lte=log.last_seq).order_by("seq").values_list("update", flat=True)
+        for update in rows:
+            doc.apply_update(bytes(update))
+    return doc
 
 
 def document_read_latest(file_id: int) -> tuple[DocumentLog | None, Doc]:
@@ -92,7 +113,7 @@ def document_read_latest(file_id: int) -> tuple[DocumentLog | None, Doc]:
         if outermost:  # inside a caller's transaction, its snapshot rules
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        log = DocumentLog.objects.filter(file_id=file_id).first()
+        log = DocumentLog.objects.defer("snapshot").filter(file_id=file_id).first()  # read only when rebuilding
         if log is None:
             return None, doc_build(b"", [], client_id=server_client_id(file_id))
         return log, log_doc_taken(log)

@@ -115,7 +115,8 @@ def document_open(*, project_id: uuid.UUID, file_id: int) -> OpenedDocument:
     document = workspace.document_describe(project_id=project_id, file_id=file_id)
     if document is None:
         raise LiveDocumentNotFound(details={"file_id": file_id})
-    log = DocumentLog.objects.select_for_update().filter(file_id=file_id).first()
+    # The snapshot (the document's whole state) is read only if the state must be rebuilt.
+    log = DocumentLog.objects.select_for_update().defer("snapshot").filter(file_id=file_id).first()
     log = log or DocumentLog(file_id=file_id, project_id=project_id)
     opened = OpenedDocument(project_id, document, log, document_log.log_doc_taken(log))
     _reconcile(opened)

@@ -1,6 +1,7 @@
 """What every `make bench-*` shares: a private database, repetitions, and the BENCH line format.
 
-A benchmark runs in its own database (``quire_bench``) on the checkout's
+A benchmark runs in its own database (``quire_bench``, or ``BENCH_DATABASE_NAME`` so that two benchmarks can
+run at once) on the checkout's
 PostgreSQL (or ``BENCH_DATABASE_URL``), created and migrated at start and
 dropped at the end, so it never touches development data.
 """
@@ -53,8 +54,9 @@ def _admin_url() -> str:
 
 
 @contextmanager
-def bench_database(name: str = "quire_bench"):
+def bench_database(name: str | None = None):
     """Create, migrate and finally drop a database for this benchmark; yields its DATABASE_URL."""
+    name = name or os.environ.get("BENCH_DATABASE_NAME", "quire_bench")
     import psycopg
 
     admin = _admin_url()
