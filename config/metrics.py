@@ -24,7 +24,7 @@ def metrics_view(request):
     )
     if not allowed:
         return json_error_response("not_found", "Not found.", 404)
-    from processing.metrics import collector_register
+    from processing.upkeep.metrics import collector_register
 
     collector_register()
     return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)

@@ -21,7 +21,6 @@ from django.utils.html import format_html
 
 from access import facade as access
 from config.errors import QuireError
-from processing.cancellation import job_cancel_by_operator
 from processing.models import (
     AttemptState,
     IdempotencyReservation,
@@ -35,8 +34,9 @@ from processing.models import (
     WorkerProcessor,
     WorkerSession,
 )
-from processing.overview import processing_overview
-from processing.retries import job_retry_by_operator
+from processing.queue.cancellation import job_cancel_by_operator
+from processing.submission.manual_retry import job_retry_by_operator
+from processing.upkeep.overview import processing_overview
 from workspace import facade as workspace
 
 

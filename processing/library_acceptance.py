@@ -29,16 +29,22 @@ from prometheus_client import Counter
 
 from access import facade as access
 from processing import capabilities
-from processing.admission import admission_check
 from processing.blobs import blob_put
 from processing.bundles import canonical_json
 from processing.configuration import limits
 from processing.exceptions import RevisionMismatch
-from processing.idempotency import Scope, command_digest, key_validate, reservation_insert, reservation_resolve
 from processing.library_input import PdfFacts, filename_clean, pdf_inspect, title_choose
 from processing.models import JobState, Phase, ProcessingJob
 from processing.outbox import outbox_emit
-from processing.submission import queue_notify
+from processing.submission.admission import admission_check
+from processing.submission.idempotency import (
+    Scope,
+    command_digest,
+    key_validate,
+    reservation_insert,
+    reservation_resolve,
+)
+from processing.submission.submit import queue_notify
 from workspace import facade as workspace
 
 OPERATION = "pdf.index.text/v1"

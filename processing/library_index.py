@@ -13,7 +13,7 @@ the finalization transaction (``Publication.before_publish``):
 
 import json
 
-from processing.finalizers import FinalizationRejected, Publication
+from processing.finalization.finalizers import FinalizationRejected, Publication
 from processing.models import FailureClass, StagedOutput
 from processing.outbox import outbox_emit
 from workspace import facade as workspace

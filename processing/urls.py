@@ -1,6 +1,8 @@
 from django.urls import path
 
-from processing import build_views, library_views, views
+from processing import library_views
+from processing.ui import build_views
+from processing.ui import task_views as views
 
 app_name = "processing"
 

@@ -71,7 +71,7 @@ def live_quire(django_db_setup, django_db_blocker, tmp_path_factory):
 def _queue_listener_closed_at_the_end(django_db_setup):
     """Acquires served in this process start a LISTEN connection; close it before the test database is dropped."""
     yield
-    from processing.wakeups import wakeups
+    from processing.queue.wakeups import wakeups
 
     wakeups.stop()
 

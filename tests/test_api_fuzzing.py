@@ -27,7 +27,7 @@ def fuzz_data(settings, tmp_path):
     settings.QUIRE_DEPLOYMENT_FILE = str(deployment)
     owner = UserFactory()
     project = ProjectFactory(owner=owner, starter=True)
-    from processing.submission import job_submit
+    from processing.submission.submit import job_submit
 
     job_id = job_submit(actor_id=owner.pk, operation_name="latex.compile.pdf/v1", idempotency_key="seed",
                         project_id=project.pk).job_id  # fmt: skip

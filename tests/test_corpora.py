@@ -80,8 +80,8 @@ def test_hostile_bundles_are_refused_by_the_agent_and_write_nothing_outside(tmp_
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", corpus("bundles"))
 def test_hostile_bundles_are_refused_by_the_import_finalizer(name):
-    from processing.finalizers import FinalizationRejected
-    from processing.workspace_bundles import bundle_to_prepared_project
+    from processing.finalization.finalizers import FinalizationRejected
+    from processing.finalization.provisioning import bundle_to_prepared_project
 
     with pytest.raises(FinalizationRejected):
         bundle_to_prepared_project((CORPORA / name).read_bytes(), fallback_name="x")

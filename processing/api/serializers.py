@@ -1,8 +1,8 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from processing.cancellation import job_is_cancellable
 from processing.models import JobState, Phase
+from processing.queue.cancellation import job_is_cancellable
 
 
 class ArtifactSerializer(serializers.Serializer):

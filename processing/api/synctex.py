@@ -22,7 +22,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.http.openapi import ERROR_RESPONSES, error
-from processing import selectors, synctex
+from processing import selectors
+from processing.api import synctex_parser as synctex
 from processing.blobs import blob_read
 from processing.exceptions import SyncTexNoMatch, SyncTexNotAvailable, SyncTexQueryInvalid, SyncTexUnreadable
 from processing.models import ProcessingArtifact, ProcessingJob

@@ -23,12 +23,12 @@ from processing.api.serializers import (
     JobSerializer,
 )
 from processing.blobs import blob_read
-from processing.cancellation import job_cancel
 from processing.configuration import limits
 from processing.exceptions import InvalidOptions
-from processing.project_builds import build_operation_for
-from processing.submission import Submitted, Upload, job_submit
-from processing.wakeups import wakeups
+from processing.operations.builds import build_operation_for
+from processing.queue.cancellation import job_cancel
+from processing.queue.wakeups import wakeups
+from processing.submission.submit import Submitted, Upload, job_submit
 
 IDEMPOTENCY_KEY = OpenApiParameter(
     "Idempotency-Key",

@@ -1,4 +1,4 @@
-"""The claim as one database function: one round trip instead of nine (see processing/claims.py).
+"""The claim as one database function: one round trip instead of nine (see processing/queue/claims.py).
 
 A PL/pgSQL function takes a fresh snapshot for each statement (READ COMMITTED),
 so the lock-then-recount steps keep the meaning they had as separate queries.

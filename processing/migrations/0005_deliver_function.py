@@ -1,4 +1,4 @@
-"""Delivery acceptance as one database function: one round trip instead of seven (see processing/delivery.py).
+"""Delivery acceptance as one database function: one round trip instead of seven (see processing/queue/delivery.py).
 
 The steps are those ``delivery_accept`` took as separate statements: lock the job of the claim
 (the order cancellation and the reapers use), read the attempt under that lock (a later statement,

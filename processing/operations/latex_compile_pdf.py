@@ -38,6 +38,6 @@ LATEX_COMPILE_PDF = Operation(
         ResultRole("report", ("application/json",), 64 * KiB, required=False),  # {"words", "counted_by"}
     ),
     reusable=True,
-    finalizer="processing.finalizers.publish_artifacts",
+    finalizer="processing.finalization.finalizers.publish_artifacts",
     endpoint="project-builds",
 )

@@ -11,6 +11,6 @@ PDF_INDEX_TEXT = Operation(
     project_types=("latex", "typst"),
     result_roles=(ResultRole("pages", ("application/json",), 64 * MiB),),
     reusable=False,
-    finalizer="processing.finalizers.index_library_version",
+    finalizer="processing.finalization.finalizers.index_library_version",
     endpoint="library-versions",
 )

@@ -31,6 +31,6 @@ PPTX_IMPORT_TYPST = Operation(
         ResultRole("report", ("application/json",), 1 * MiB),
     ),
     reusable=False,  # every import provisions a new project of its own
-    finalizer="processing.finalizers.provision_imported_project",
+    finalizer="processing.finalization.finalizers.provision_imported_project",
     endpoint="imports-pptx",
 )

@@ -17,6 +17,6 @@ TEST_ECHO = Operation(
     project_types=("latex", "typst"),
     result_roles=(ResultRole("echo", ("application/octet-stream",), 64 * MiB),),
     reusable=False,
-    finalizer="processing.finalizers.publish_artifacts",
+    finalizer="processing.finalization.finalizers.publish_artifacts",
     endpoint="test-echo",
 )

@@ -15,6 +15,6 @@ TYPST_EXPORT_PPTX = Operation(
         ResultRole("report", ("application/json",), 1 * MiB),
     ),
     reusable=True,
-    finalizer="processing.finalizers.publish_artifacts",
+    finalizer="processing.finalization.finalizers.publish_artifacts",
     endpoint="project-exports-pptx",
 )

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from config.prepared import prepared_cursor
 from processing.configuration import limits
 from processing.exceptions import ClaimLost, OutputRejected, TicketInvalid
-from processing.leases import CLAIM_CURRENT_SQL
 from processing.protocol.sessions import claim_holder
-from processing.staging import (
+from processing.queue.leases import CLAIM_CURRENT_SQL
+from processing.queue.staging import (
     CURRENT_ACCEPTING_ATTEMPT_SQL,
     output_stage,
     refusal_explain,
@@ -66,7 +66,7 @@ def upload_ticket_issue(
 class DeclaredUpload:
     """What a PUT on a claim's upload ticket says of its bytes (headers); a requested ticket declared it before.
 
-    A claim carries an upload ticket per result role of its operation (made by the claim, ``processing.claims``),
+    A claim carries an upload ticket per result role of its operation (made by the claim, ``processing.queue.claims``),
     so that an agent needs no request per output: the media type, filename and digest come with the bytes."""
 
     media_type: str = ""

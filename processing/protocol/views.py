@@ -16,12 +16,9 @@ from rest_framework.views import APIView
 from config.http.bodies import raw_body
 from config.http.openapi import error
 from config.http.parsers import RawBodyParser, loads_strict
-from processing.cancellation import cancellations_awaited
-from processing.claims import Claim, claims_acquire
 from processing.configuration import limits
-from processing.delivery import AlreadyDelivered, Diagnostics, attempt_fail, attempt_release, delivery_accept_held
 from processing.exceptions import ClaimLost, OffersInvalid, ProtocolInvalid
-from processing.finalization import job_finalize
+from processing.finalization.finalize import job_finalize
 from processing.operations import operation_get
 from processing.protocol import serializers as s
 from processing.protocol import tickets
@@ -35,8 +32,11 @@ from processing.protocol.sessions import (
     session_register,
     session_slots,
 )
+from processing.queue.cancellation import cancellations_awaited
+from processing.queue.claims import Claim, claims_acquire
+from processing.queue.delivery import AlreadyDelivered, Diagnostics, attempt_fail, attempt_release, delivery_accept_held
+from processing.queue.wakeups import wakeups
 from processing.transfers import IssuedTicket
-from processing.wakeups import wakeups
 
 PREFIX = "/internal/processing/v1"
 SECRET_HEADER = "X-Quire-Transfer-Secret"  # noqa: S105  a header name, not a secret
@@ -214,7 +214,7 @@ def _acquire_waiting(session_id: uuid.UUID, offers: dict[str, int], wait_seconds
 class ClaimHeartbeatApi(WorkerApi):
     @extend_schema(request=s.ClaimHeartbeatSerializer, responses={200: s.LeaseSerializer, **PROTOCOL_ERRORS})
     def post(self, request, claim_id: uuid.UUID):
-        from processing.leases import lease_renew
+        from processing.queue.leases import lease_renew
 
         def handle(data):
             self.claim_of(request, claim_id)

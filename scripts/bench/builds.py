@@ -3,7 +3,7 @@
 Full: ``POST /v1/projects/{id}/builds`` → capture → queue → agent (download, unpack, processor, upload,
 delivery) → finalize → the client sees the job succeed and downloads its PDF (the client's clock).
 
-Raw: the very bundle that full build captures (``processing.capture.project_capture`` just before the
+Raw: the very bundle that full build captures (``processing.submission.capture.project_capture`` just before the
 submission, checked byte for byte against the job's input digest; laid out by the agent's own
 ``input_materialize``), built by the processor the agent discovers (``processors_available``: same
 class, same TeX Live / Typst, same options), with the agent's executor (bubblewrap), the limits the
@@ -153,9 +153,9 @@ def paired_builds(client, user, raw_side: RawSide, *, project_type: str, source:
     """BENCH_REPS + 1 repetitions (the first warms up) of ``n`` builds, each built raw and in full.
 
     ``edit(source, tag)`` changes a comment before each build, so that no build is a reuse hit."""
-    from processing.capture import project_capture
     from processing.models import ProcessingJob
-    from processing.project_builds import BUILDS
+    from processing.operations.builds import BUILDS
+    from processing.submission.capture import project_capture
     from workspace import services as workspace
     from workspace.starters import DEFAULT_ENTRY
 

@@ -45,7 +45,7 @@ server so that it does not cap this phase; nothing else of the server's configur
 
 Fence hold (``collab_capture_fence_hold_ms_p50|p99_editors_10``): in a new project (the LaTeX starter plus
 the document typed into), 10 editors type as above while this process takes max(20, BENCH_N or 60)
-captures (``processing.capture.project_capture``) 100–200 ms apart through the typing period, after one
+captures (``processing.submission.capture.project_capture``) 100–200 ms apart through the typing period, after one
 unmeasured capture; the figure is the p50/p99 of their ``fence_seconds`` (of 60, p99 is the second
 longest): the freeze transaction, including waiting for the fence and projecting the typed text under it.
 ``…_editors_0`` is as many captures of the same project just before, with nobody connected.
@@ -323,7 +323,7 @@ def throughput_phase(world: World) -> None:
 
 
 def fence_phase(world: World, captures: int) -> None:
-    from processing.capture import project_capture
+    from processing.submission.capture import project_capture
 
     def captured(fences: list[float]) -> None:
         project_capture(project_id=world.project_id)  # not measured: warms this process's code and connection

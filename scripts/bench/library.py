@@ -117,7 +117,7 @@ def _pending_insert(count: int) -> None:
 def _brokers(amqp_url: str | None):
     from django.conf import settings
 
-    from processing.outbox_brokers import AmqpBroker, NotifyBroker, quire_conninfo
+    from processing.relay.brokers import AmqpBroker, NotifyBroker, quire_conninfo
 
     yield "notify", lambda: NotifyBroker(quire_conninfo(), channel=settings.OUTBOX_NOTIFY_CHANNEL)
     if amqp_url:
@@ -136,7 +136,7 @@ def _relay_drain(relay) -> int:
 
 def relay_rate(name: str, make_broker, n: int) -> None:
     """Events published per second by one relay, counting only the ``n`` events this step inserted."""
-    from processing.outbox_relay import OutboxRelay
+    from processing.relay.relay import OutboxRelay
 
     rates = []
     for _ in range(BENCH_REPS):
@@ -156,7 +156,7 @@ def relay_pending_age(name: str, make_broker, n: int) -> None:
     from django.db import transaction
 
     from processing.outbox import outbox_emit
-    from processing.outbox_relay import OutboxRelay
+    from processing.relay.relay import OutboxRelay
 
     p99s = []
     for _ in range(BENCH_REPS):

@@ -44,7 +44,7 @@ def _fixture_job_source():
     from django.contrib.auth import get_user_model
 
     from processing.blobs import blob_put
-    from processing.capture import project_capture
+    from processing.submission.capture import project_capture
     from workspace import services as workspace
 
     user = get_user_model().objects.create_user(username=f"bench-{time.time_ns()}", password="x" * 12)
@@ -138,11 +138,11 @@ def _service_worker(database_url: str, deployment: str, barrier, done) -> None:
 
     from django.utils import timezone
 
-    from processing.claims import claims_acquire
-    from processing.delivery import Accepted, Diagnostics, delivery_accept_held
-    from processing.finalization import job_finalize
+    from processing.finalization.finalize import job_finalize
     from processing.models import WorkerProcessor, WorkerSession
-    from processing.staging import output_stage
+    from processing.queue.claims import claims_acquire
+    from processing.queue.delivery import Accepted, Diagnostics, delivery_accept_held
+    from processing.queue.staging import output_stage
 
     now = timezone.now()
     session = WorkerSession.objects.create(identity=WORKER_IDENTITY, instance=f"svc-{os.getpid()}",
@@ -252,8 +252,8 @@ def claim_depth(directory: Path, source, depths: list[int], claims: int) -> None
     from django.db import connection
     from django.utils import timezone
 
-    from processing.claims import claim_acquire
     from processing.models import WorkerProcessor, WorkerSession
+    from processing.queue.claims import claim_acquire
 
     deployment_use(directory)
     now = timezone.now()

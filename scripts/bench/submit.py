@@ -92,7 +92,7 @@ def submissions(url: str, n: int) -> None:
 
 
 def capture(n: int) -> None:
-    from processing.capture import project_capture
+    from processing.submission.capture import project_capture
 
     files = large_files()
     project = _project_with(_user(), files)

@@ -5,11 +5,11 @@ import io
 
 from pypdf import PdfWriter
 
-from processing.claims import claim_acquire
-from processing.delivery import Diagnostics, delivery_accept
-from processing.finalization import job_finalize
+from processing.finalization.finalize import job_finalize
 from processing.models import ProcessingJob
-from processing.staging import output_stage
+from processing.queue.claims import claim_acquire
+from processing.queue.delivery import Diagnostics, delivery_accept
+from processing.queue.staging import output_stage
 from tests.processing.factories import WorkerSessionFactory
 
 

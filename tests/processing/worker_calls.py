@@ -8,7 +8,7 @@ import uuid
 import psycopg
 from rest_framework.test import APIClient
 
-from processing.submission import job_submit
+from processing.submission.submit import job_submit
 from tests.factories import ProjectFactory
 from tests.processing.factories import WORKER_TOKEN
 

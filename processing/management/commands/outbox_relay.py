@@ -3,8 +3,8 @@ import threading
 
 from django.core.management.base import BaseCommand
 
-from processing.outbox_brokers import broker_from_url
-from processing.outbox_relay import OutboxRelay
+from processing.relay.brokers import broker_from_url
+from processing.relay.relay import OutboxRelay
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from processing.outbox_consumer import events, subscriber_from_url
+from processing.relay.consumer import events, subscriber_from_url
 
 
 class Command(BaseCommand):

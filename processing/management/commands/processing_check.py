@@ -2,7 +2,7 @@ from datetime import timedelta
 
 from django.core.management.base import BaseCommand
 
-from processing.invariants import check_all
+from processing.upkeep.invariants import check_all
 
 
 class Command(BaseCommand):

@@ -3,7 +3,7 @@ import time
 from django.core.management.base import BaseCommand
 from django.db import close_old_connections
 
-from processing.maintenance import sweep
+from processing.upkeep.reapers import sweep
 
 
 class Command(BaseCommand):

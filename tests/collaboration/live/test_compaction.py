@@ -15,7 +15,7 @@ from pycrdt import Doc, Text
 from collaboration import services
 from collaboration.models import DocumentLog
 from collaboration.services import Submitted
-from processing.capture import project_capture
+from processing.submission.capture import project_capture
 from tests.collaboration.live.helpers import (
     close_all,
     connect,

@@ -13,9 +13,9 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from processing.maintenance import sweep
 from processing.models import AttemptState, JobState, ProcessingAttempt, ProcessingJob, TerminalCommit
-from processing.submission import job_submit
+from processing.submission.submit import job_submit
+from processing.upkeep.reapers import sweep
 from tests.factories import ProjectFactory
 from tests.live_server import database_url_of_tests
 from tests.processing.e2e.agents import running_agent, wait_until
@@ -110,8 +110,8 @@ def _maintain_once() -> subprocess.Popen:
 
 
 def test_a_crash_between_delivery_and_finalization_is_recovered_once(owner, protocol_server):
-    from processing.claims import claim_acquire
-    from processing.delivery import Diagnostics, delivery_accept
+    from processing.queue.claims import claim_acquire
+    from processing.queue.delivery import Diagnostics, delivery_accept
     from tests.processing.factories import WorkerSessionFactory
     from tests.processing.lifecycle import stage
 
@@ -226,7 +226,7 @@ def _advisory_locks_held() -> int:
 
 
 def test_a_reaper_killed_mid_sweep_leaves_every_row_done_or_untouched(owner, protocol_server, configure_deployment):
-    from processing.claims import claim_acquire
+    from processing.queue.claims import claim_acquire
     from tests.processing.factories import WorkerSessionFactory
 
     roomy = ("running_jobs_per_requester", "running_jobs_per_project", "active_jobs_per_requester")

@@ -119,10 +119,10 @@ def test_a_typst_project_exports_to_a_pptx_with_one_slide_per_page(owner, author
 
 
 def test_the_import_finalizer_provisions_one_project_even_when_run_twice(owner):
-    from processing.claims import claim_acquire
-    from processing.delivery import Diagnostics, delivery_accept
-    from processing.finalization import job_finalize
-    from processing.submission import Upload, job_submit
+    from processing.finalization.finalize import job_finalize
+    from processing.queue.claims import claim_acquire
+    from processing.queue.delivery import Diagnostics, delivery_accept
+    from processing.submission.submit import Upload, job_submit
     from tests.processing.factories import WorkerSessionFactory
     from tests.processing.lifecycle import stage
 
@@ -145,11 +145,11 @@ def test_the_import_finalizer_provisions_one_project_even_when_run_twice(owner):
 
 
 def test_a_crash_between_provisioning_and_the_terminal_commit_leaves_no_second_project(owner, monkeypatch):
-    from processing import finalization
-    from processing.claims import claim_acquire
-    from processing.delivery import Diagnostics, delivery_accept
-    from processing.maintenance import finalizations_recover
-    from processing.submission import Upload, job_submit
+    from processing.finalization import finalize as finalization
+    from processing.queue.claims import claim_acquire
+    from processing.queue.delivery import Diagnostics, delivery_accept
+    from processing.submission.submit import Upload, job_submit
+    from processing.upkeep.reapers import finalizations_recover
     from tests.processing.factories import WorkerSessionFactory
     from tests.processing.lifecycle import stage
     from workspace.models import Project

@@ -10,7 +10,7 @@ import json
 import pytest
 from pypdf import PdfReader
 
-from processing.submission import job_submit
+from processing.submission.submit import job_submit
 from tests.factories import ProjectFactory, bearer_token_for
 from tests.processing.e2e.agents import running_agent, wait_until
 from tests.processing.e2e.conftest import RawHttp

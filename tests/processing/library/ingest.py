@@ -2,10 +2,10 @@
 
 import json
 
-from processing.claims import claim_acquire
-from processing.delivery import Diagnostics, delivery_accept
-from processing.finalization import job_finalize
+from processing.finalization.finalize import job_finalize
 from processing.models import ProcessingJob
+from processing.queue.claims import claim_acquire
+from processing.queue.delivery import Diagnostics, delivery_accept
 from tests.processing.factories import WorkerSessionFactory
 from tests.processing.lifecycle import stage
 

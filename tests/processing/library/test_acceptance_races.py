@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 from processing import library_acceptance
 from processing.api import library as library_api
 from processing.models import IdempotencyReservation, OutboxEvent, ProcessingJob
-from processing.outbox_brokers import quire_conninfo
+from processing.relay.brokers import quire_conninfo
 from tests.factories import bearer_token_for
 from tests.processing.library.conftest import post_pdf, put_pdf
 from tests.processing.library.factories import accept, document_at_revision
@@ -216,7 +216,7 @@ def test_a_crash_after_commit_before_the_response_is_resolved_by_the_retry(monke
 
 
 def test_concurrent_requests_with_one_key_become_one_acceptance(monkeypatch, owner, project, pdf):
-    from processing import idempotency
+    from processing.submission import idempotency
 
     clients = [_client(owner), _client(owner)]
     reached, release = _hold_after(

@@ -2,7 +2,7 @@
 
 import pytest
 
-from processing.finalizers import staged_bytes_verified
+from processing.finalization.finalizers import staged_bytes_verified
 from processing.library_index import index_publication
 from processing.models import JobState, OutboxEvent, ProcessingJob, StagedOutput
 from tests.processing.library.factories import accept, document_at_revision
@@ -72,8 +72,8 @@ def test_pages_that_are_not_the_schema_fail_the_job_as_a_contract_violation(owne
     accepted = accept(owner, project, text_pdf(["one"]))
     claim = index_claim(accepted.job_id)
     stage(claim, "pages", "application/json", "pages.json", b'{"schema": "something-else"}')
-    from processing.delivery import Diagnostics, delivery_accept
-    from processing.finalization import job_finalize
+    from processing.finalization.finalize import job_finalize
+    from processing.queue.delivery import Diagnostics, delivery_accept
 
     job_id, token = delivery_accept(claim_id=claim.claim_id, diagnostics=Diagnostics())
     job_finalize(job_id=job_id, token=token)
@@ -86,8 +86,8 @@ def test_pages_that_are_not_the_schema_fail_the_job_as_a_contract_violation(owne
 
 
 def test_a_failed_indexing_job_retried_by_its_owner_makes_the_version_searchable(owner, project, configure_deployment):
-    from processing.delivery import Diagnostics, attempt_fail
-    from processing.retries import job_retry
+    from processing.queue.delivery import Diagnostics, attempt_fail
+    from processing.submission.manual_retry import job_retry
 
     configure_deployment()
     accepted = accept(owner, project, text_pdf(["kestrel"]))

@@ -3,8 +3,8 @@
 import pytest
 from django.db import connection
 
-from processing.maintenance import blobs_collect, retention_apply
 from processing.models import ProcessingBlob, ProcessingJob
+from processing.upkeep.reapers import blobs_collect, retention_apply
 from tests.processing.library.conftest import put_pdf
 from tests.processing.library.factories import accept, document_at_revision
 from tests.processing.library.ingest import index_to_success

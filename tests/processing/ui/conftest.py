@@ -1,9 +1,9 @@
 import pytest
 from django.test import Client
 
-from processing.claims import claim_acquire
-from processing.delivery import Diagnostics, attempt_fail
 from processing.models import ProcessingJob
+from processing.queue.claims import claim_acquire
+from processing.queue.delivery import Diagnostics, attempt_fail
 from tests.processing.conftest import submit_build
 from tests.processing.factories import WorkerSessionFactory
 

@@ -5,8 +5,6 @@ import re
 import pytest
 from django.test import Client
 
-from processing.claims import claim_acquire
-from processing.delivery import Diagnostics, delivery_accept
 from processing.models import (
     IdempotencyReservation,
     JobState,
@@ -17,6 +15,8 @@ from processing.models import (
     ProcessingJob,
     WorkerSession,
 )
+from processing.queue.claims import claim_acquire
+from processing.queue.delivery import Diagnostics, delivery_accept
 from tests.factories import UserFactory
 from tests.processing.conftest import submit_build
 from tests.processing.factories import WorkerSessionFactory

@@ -10,7 +10,7 @@ from access.services import member_set
 from processing.models import JobState, ProcessingJob
 from tests.factories import ProjectFactory, UserFactory
 from tests.processing.factories import WorkerSessionFactory
-from tests.processing.test_pptx_input import PPTX, package
+from tests.processing.submission.test_pptx_checks import PPTX, package
 
 pytestmark = pytest.mark.django_db
 

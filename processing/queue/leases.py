@@ -1,0 +1,74 @@
+"""Claim fencing: every claim-scoped call compares its claim with the current unexpired one in the database.
+
+Renewals are guarded UPDATEs; zero rows means the claim is lost and nothing is
+written. Database ``now()`` decides expiry, never the caller's clock.
+"""
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Subquery
+
+from processing.configuration import limits
+from processing.exceptions import ClaimLost
+from processing.models import AttemptState, JobState, Phase, ProcessingAttempt, ProcessingJob
+from processing.queue.claims import TRANSACTION_NOW
+
+# attempt_current's rule for hand-written statements that join the claim's attempt AS attempt and its job
+# AS job, judged by database time in the statement itself.
+CLAIM_CURRENT_SQL = "attempt.state = 'running' AND job.state = 'running' AND attempt.lease_expires_at > now()"
+
+
+@dataclass(frozen=True)
+class LeaseStatus:
+    lease_expires_at: datetime
+    cancellation_requested: bool
+
+
+def attempt_current(claim_id: uuid.UUID, *, lock_job: bool = False) -> tuple[ProcessingAttempt, datetime]:
+    """The running attempt holding ``claim_id`` with an unexpired lease on a running job, and the database
+    time it was judged at; ClaimLost otherwise.
+
+    With ``lock_job`` the job row is locked first, which serializes this call
+    with cancellation and with the reapers; the attempt is read under that lock
+    (a later statement), since a release or a reaper may have ended it (and
+    another claim started the job again) while this call waited.
+    """
+    attempts = ProcessingAttempt.objects.annotate(db_now=TRANSACTION_NOW).filter(claim_id=claim_id)
+    if lock_job:
+        job_of_claim = ProcessingAttempt.objects.filter(claim_id=claim_id).values("job_id")[:1]
+        job = ProcessingJob.objects.select_for_update().filter(pk=Subquery(job_of_claim)).first()
+        attempt = attempts.select_for_update().first() if job is not None else None
+        if attempt is not None:
+            attempt.job = job
+    else:
+        attempt = attempts.select_related("job").first()
+    if attempt is None:
+        raise ClaimLost()
+    now = attempt.db_now
+    running = attempt.state == AttemptState.RUNNING and attempt.job.state == JobState.RUNNING
+    if not running or attempt.lease_expires_at <= now:
+        raise ClaimLost()
+    return attempt, now
+
+
+def lease_renew(*, claim_id: uuid.UUID, phase: str | None = None) -> LeaseStatus:
+    """Heartbeat of a claim: extend the lease, record the phase, report a cancellation request."""
+    with transaction.atomic():
+        # Lock the job first (the order delivery and the reapers use), then touch the attempt.
+        attempt, now = attempt_current(claim_id, lock_job=True)
+        expires = now + timedelta(seconds=limits().lease_seconds)
+        updates = {"lease_expires_at": expires}
+        if phase in (Phase.PROCESSING, Phase.UPLOADING_RESULT):
+            updates["phase"] = phase
+        renewed = ProcessingAttempt.objects.filter(
+            pk=attempt.pk, claim_id=claim_id, state=AttemptState.RUNNING, lease_expires_at__gt=now
+        ).update(**updates)
+        if not renewed:
+            raise ClaimLost()
+        if "phase" in updates:
+            ProcessingJob.objects.filter(pk=attempt.job_id, state=JobState.RUNNING).update(phase=phase)
+        cancellation = ProcessingJob.objects.values_list("cancellation_requested", flat=True).get(pk=attempt.job_id)
+        return LeaseStatus(lease_expires_at=expires, cancellation_requested=cancellation)

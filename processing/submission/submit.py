@@ -1,0 +1,244 @@
+"""One submission: authorize → reserve (idempotency + admission, job in ``preparing``) → capture → queue.
+
+Each step owns a short transaction; no row lock is held across capture. The
+preparing request holds a session-level advisory lock on the job instead, so a
+retry with the same key can tell a preparation still under way from one whose
+request died (and take that one over). A failed preparation fails its job
+(``invalid_input`` or ``transient_infrastructure``) so every accepted job
+reaches a terminal state.
+"""
+
+import contextlib
+import hashlib
+import logging
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
+from django.utils import timezone
+
+from access import facade as access
+from processing import capabilities
+from processing.blobs import blob_put
+from processing.bundles import canonical_json
+from processing.configuration import Limits, distribution, limits
+from processing.exceptions import InputTooLarge, InvalidOptions, ProjectTypeUnsupported
+from processing.models import FailureClass, JobState, Phase, ProcessingJob
+from processing.operations import Operation
+from processing.submission import reuse
+from processing.submission.admission import admission_check, advisory_key
+from processing.submission.capture import project_capture
+from processing.submission.idempotency import (
+    Scope,
+    command_digest,
+    key_validate,
+    reservation_insert,
+    reservation_resolve,
+)
+from processing.submission.pptx_checks import presentation_check
+from processing.transitions import failure_fields, job_transition
+from workspace import facade as workspace
+
+logger = logging.getLogger(__name__)
+
+QUEUE_CHANNEL = "quire_processing_queue"
+
+
+@dataclass(frozen=True)
+class Submitted:
+    job_id: uuid.UUID
+    replayed: bool
+
+
+@dataclass(frozen=True)
+class Upload:
+    data: bytes
+    filename: str
+
+
+def _authorize(operation: Operation, *, actor_id: int, project_id: uuid.UUID | None) -> None:
+    if project_id is None:
+        return
+    access.permission_require(user_id=actor_id, project_id=project_id, permission=operation.permission)
+    project = workspace.project_describe(project_id=project_id)
+    if project is None:
+        raise access.ProjectNotFound()
+    if project.type not in operation.project_types:
+        raise ProjectTypeUnsupported(details={"operation": operation.name, "project_type": project.type})
+
+
+def _options(operation: Operation, payload: dict | None) -> tuple[dict, str]:
+    """Normalized options (defaults dropped) and the effective input profile, if the operation has one."""
+    parsed = operation.options_type.parse(payload)
+    profile = getattr(parsed, "input_profile", None)
+    if profile is not None:
+        declared = distribution().input_profiles.get(operation.name, {})
+        if profile not in declared:
+            raise InvalidOptions(f"Unknown input profile {profile!r}.", details={"allowed": sorted(declared)})
+    return parsed.normalized(), profile or ""
+
+
+def _reserve(operation: Operation, scope: Scope, fields: dict, limit: Limits) -> Submitted:
+    try:
+        with transaction.atomic(durable=True):
+            reservation = reservation_insert(scope, hours=limit.idempotency_hours)
+            if reservation is None:
+                raise IntegrityError("the key is held by another request")
+            admission_check(requester_id=scope.actor_id, project_id=fields.get("project_id"), limits=limit)
+            now = timezone.now()
+            job = ProcessingJob.objects.create(
+                operation=operation.name,
+                requester_id=scope.actor_id,
+                max_attempts=limit.max_attempts,
+                deadline_at=now + timedelta(seconds=limit.preparation_seconds),
+                **fields,
+            )
+            reservation.job = job
+            reservation.save(update_fields=["job"])
+            return Submitted(job.pk, replayed=False)
+    except IntegrityError:
+        return Submitted(reservation_resolve(scope).pk, replayed=True)
+
+
+def job_submit(
+    *,
+    actor_id: int,
+    operation_name: str,
+    idempotency_key: str | None,
+    project_id: uuid.UUID | None = None,
+    options: dict | None = None,
+    upload: Upload | None = None,
+) -> Submitted:
+    """Accept one creation command; returns the job and whether this was an idempotent replay."""
+    operation = capabilities.operation_enabled(operation_name)
+    key = key_validate(idempotency_key)
+    _authorize(operation, actor_id=actor_id, project_id=project_id)
+    normalized, profile = _options(operation, options)
+    limit = limits()
+    if upload is not None:
+        _upload_check(operation, upload, limit)
+        identity = f"{hashlib.sha256(upload.data).hexdigest()}:{upload.filename}"
+    else:
+        identity = f"project:{project_id}"
+    scope = Scope(
+        actor_id,
+        operation.endpoint,
+        key,
+        command_digest(operation=operation.name, project_id=project_id, input_identity=identity, options=normalized),
+    )
+    fields = {
+        "project_id": project_id,
+        "options": normalized,
+        "options_digest": hashlib.sha256(canonical_json(normalized)).hexdigest(),
+        "input_profile": profile,
+        "input_filename": upload.filename if upload else "",
+    }
+    submitted = _reserve(operation, scope, fields, limit)
+    with _preparation_held(submitted.job_id, wait=not submitted.replayed) as held:
+        # A replay prepares only a job whose first request died: nobody holds its preparation, yet it is
+        # still preparing. Preparing twice would be safe anyway (capture reads, blobs are content-addressed,
+        # and only the first preparation to lock the job queues it), but it is wasted work.
+        if held and (not submitted.replayed or _still_preparing(submitted.job_id)):
+            _prepare(operation, submitted.job_id, upload=upload, limit=limit)
+    return submitted
+
+
+@contextmanager
+def _preparation_held(job_id: uuid.UUID, *, wait: bool):
+    """A session-level advisory lock on the job's preparation; PostgreSQL drops it if this process dies."""
+    key = advisory_key("preparation", job_id)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s), true" if wait else "SELECT null, pg_try_advisory_lock(%s)", [key])
+        held = cursor.fetchone()[1]
+    try:
+        yield held
+    finally:
+        if held:
+            with contextlib.suppress(OperationalError, InterfaceError), connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [key])  # a lost connection released it already
+
+
+def _still_preparing(job_id: uuid.UUID) -> bool:
+    return ProcessingJob.objects.filter(pk=job_id, state=JobState.PREPARING).exists()
+
+
+def _upload_check(operation: Operation, upload: Upload, limit: Limits) -> None:
+    if len(upload.data) > limit.input_bytes:
+        raise InputTooLarge(details={"limit_bytes": limit.input_bytes})
+    if operation.input_schema == "pptx-input/v1":
+        presentation_check(upload.data)
+
+
+def _prepare(operation: Operation, job_id: uuid.UUID, *, upload: Upload | None, limit: Limits) -> None:
+    """Capture or store the input, then queue (or satisfy from reuse). Failures fail the job."""
+    job = ProcessingJob.objects.get(pk=job_id)
+    captured: dict = {}
+    try:
+        if upload is not None:
+            data = upload.data
+        else:
+            capture = project_capture(project_id=job.project_id, compiler_override=job.options.get("compiler"))
+            data, captured = capture.bundle.data, capture.captured
+        if len(data) > limit.input_bytes:
+            _fail(
+                job_id,
+                FailureClass.INVALID_INPUT,
+                "input_too_large",
+                "The captured input exceeds the size limit.",
+            )
+            return
+        digest = hashlib.sha256(data).hexdigest()
+        blob_id = blob_put(data, sha256=digest)
+    except (workspace.WorkspaceError, access.ProjectNotFound) as exc:
+        _fail(job_id, FailureClass.INVALID_INPUT, getattr(exc, "code", "invalid_input"), str(exc))
+        return
+    except Exception:
+        logger.exception("preparation failed", extra={"job": str(job_id), "operation": operation.name})
+        _fail(job_id, FailureClass.TRANSIENT_INFRASTRUCTURE, "preparation_failed", "Capturing the input failed.")
+        return
+    job_queue_or_reuse(operation, job_id, blob_id=blob_id, input_digest=digest, limit=limit, captured=captured)
+
+
+def _fail(job_id: uuid.UUID, failure_class: str, code: str, message: str) -> None:
+    job_transition(job_id=job_id, to=JobState.FAILED, **failure_fields(failure_class, code, message))
+
+
+def job_queue_or_reuse(
+    operation: Operation,
+    job_id: uuid.UUID,
+    *,
+    blob_id: int,
+    input_digest: str,
+    limit: Limits,
+    captured: dict | None = None,
+):
+    """Make a prepared job claimable (and wake idle workers), or finish it from a reusable result."""
+    with transaction.atomic():
+        job = ProcessingJob.objects.select_for_update().get(pk=job_id)
+        if job.state != JobState.PREPARING:
+            return  # cancelled or expired while preparing; its input bytes are left to the reaper
+        source = reuse.reuse_source(operation, job, input_digest)
+        if source is not None:
+            reuse.job_complete_from(job, source, blob_id=blob_id, input_digest=input_digest, captured=captured or {})
+            return
+        now = timezone.now()
+        job_transition(
+            job_id=job_id,
+            to=JobState.QUEUED,
+            only_from={JobState.PREPARING},
+            input_blob_id=blob_id,
+            input_digest=input_digest,
+            captured=captured or {},
+            queued_at=now,
+            phase=Phase.WAITING_FOR_WORKER,
+            deadline_at=now + timedelta(seconds=limit.queue_wait_seconds),
+        )
+        queue_notify(operation.name)
+
+
+def queue_notify(operation: str) -> None:
+    """NOTIFY idle workers; PostgreSQL delivers it only if the enclosing transaction commits."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_notify(%s, %s)", [QUEUE_CHANNEL, operation])

@@ -1,0 +1,127 @@
+"""The operators' overview (admin): queue, workers, failures and lease losses, read from the database.
+
+The same figures as ``/metrics`` (architecture §11), shaped for one page.
+"""
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db.models import Count, Min, Q
+
+from processing.capabilities import capabilities_list
+from processing.models import (
+    AttemptState,
+    JobState,
+    OutboxEvent,
+    ProcessingAttempt,
+    ProcessingJob,
+    SessionState,
+    WorkerSession,
+)
+from processing.queue.claims import db_now
+
+WINDOW = timedelta(hours=24)
+
+
+@dataclass(frozen=True)
+class QueueFigure:
+    operation: str
+    capability: str  # available | waiting | "" (not exposed here)
+    depth: int
+    oldest_age: timedelta | None
+    running: int
+
+
+@dataclass(frozen=True)
+class SessionFigure:
+    id: uuid.UUID
+    identity: str
+    instance: str
+    state: str
+    last_heartbeat_at: datetime
+    expires_at: datetime
+    processors: tuple[str, ...]
+    active_attempts: int
+
+
+@dataclass(frozen=True)
+class Overview:
+    generated_at: datetime
+    queue: tuple[QueueFigure, ...]
+    sessions: tuple[SessionFigure, ...]
+    failures_24h: tuple[tuple[str, int], ...]
+    lease_losses_24h: int
+    lease_losses_total: int
+    outbox_pending: int
+    outbox_oldest_at: datetime | None
+
+
+def _queue(now: datetime) -> tuple[QueueFigure, ...]:
+    queued = {
+        row["operation"]: row
+        for row in ProcessingJob.objects.filter(state=JobState.QUEUED)
+        .values("operation")
+        .annotate(depth=Count("pk"), oldest=Min("queued_at"))
+        .order_by()
+    }
+    running = dict(
+        ProcessingAttempt.objects.filter(state=AttemptState.RUNNING)
+        .values("operation")
+        .annotate(n=Count("pk"))
+        .order_by()
+        .values_list("operation", "n")
+    )
+    exposed = {capability.operation: capability.state for capability in capabilities_list()}
+    figures = []
+    for operation in sorted(set(exposed) | set(queued) | set(running)):
+        row = queued.get(operation, {})
+        oldest = row.get("oldest")
+        figures.append(
+            QueueFigure(
+                operation, exposed.get(operation, ""), row.get("depth", 0), now - oldest if oldest else None,
+                running.get(operation, 0),
+            )
+        )  # fmt: skip
+    return tuple(figures)
+
+
+def _sessions() -> tuple[SessionFigure, ...]:
+    live = (
+        WorkerSession.objects.filter(state__in=[SessionState.ACTIVE, SessionState.DRAINING])
+        .annotate(active=Count("attempts", filter=Q(attempts__state=AttemptState.RUNNING)))
+        .prefetch_related("processors")
+        .order_by("identity", "instance")
+    )
+    return tuple(
+        SessionFigure(
+            session.pk, session.identity, session.instance, session.state, session.last_heartbeat_at,
+            session.expires_at, tuple(f"{p.operation} × {p.slots}" for p in session.processors.all()), session.active,
+        )
+        for session in live
+    )  # fmt: skip
+
+
+def processing_overview() -> Overview:
+    """Queue depth and oldest age per operation, active attempts per live session, failures by class
+    in the last 24 hours, lease losses, and the outbox backlog."""
+    now = db_now()
+    failures = (
+        ProcessingJob.objects.filter(state=JobState.FAILED, completed_at__gte=now - WINDOW)
+        .values("failure_class")
+        .annotate(n=Count("pk"))
+        .order_by("-n", "failure_class")
+        .values_list("failure_class", "n")
+    )
+    lost = ProcessingAttempt.objects.filter(state=AttemptState.LOST)
+    pending = OutboxEvent.objects.filter(dispatched_at__isnull=True)
+    return Overview(
+        generated_at=now,
+        queue=_queue(now),
+        sessions=_sessions(),
+        failures_24h=tuple(failures),
+        lease_losses_24h=lost.filter(ended_at__gte=now - WINDOW).count(),
+        lease_losses_total=lost.count(),
+        outbox_pending=pending.count(),
+        outbox_oldest_at=pending.aggregate(oldest=Min("created_at"))["oldest"],
+    )

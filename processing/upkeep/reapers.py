@@ -1,0 +1,245 @@
+"""Reapers (architecture §11). Each step is idempotent and safe to run from several processes at once.
+
+Steps take work with ``FOR UPDATE SKIP LOCKED`` and then make guarded updates,
+so two reapers never both move the same row, a reaper killed mid-sweep leaves
+every row either done or untouched, and a worker that completes between a
+reaper's read and its update wins (the update no longer matches).
+"""
+
+import logging
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.db import connection, transaction
+from django.db.models import Q
+
+from collaboration import facade as collaboration
+from processing.blobs import NOT_REFERENCED_BY_PROCESSING
+from processing.configuration import limits
+from processing.finalization.finalize import finalization_take_over, job_finalize
+from processing.models import (
+    AttemptState,
+    FailureClass,
+    IdempotencyReservation,
+    JobState,
+    ProcessingAttempt,
+    ProcessingBlob,
+    ProcessingJob,
+    SessionState,
+    StagedOutput,
+    TransferTicket,
+    WorkerRequest,
+    WorkerSession,
+)
+from processing.models.jobs import TERMINAL_STATES
+from processing.queue.claims import db_now
+from processing.queue.retry_policy import job_after_attempt
+from processing.transitions import job_transition
+from workspace import facade as workspace
+
+logger = logging.getLogger(__name__)
+
+BATCH = 200
+STAGED_GRACE = timedelta(minutes=10)
+BLOB_GRACE = timedelta(hours=1)
+
+
+@dataclass
+class SweepReport:
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def add(self, step: str, count: int) -> None:
+        self.counts[step] = self.counts.get(step, 0) + count
+
+
+def sessions_expire() -> int:
+    now = db_now()
+    return WorkerSession.objects.filter(
+        state__in=[SessionState.ACTIVE, SessionState.DRAINING], expires_at__lte=now
+    ).update(state=SessionState.EXPIRED)
+
+
+def leases_expire() -> int:
+    """Mark running attempts whose lease passed as lost, and retry, cancel or fail their jobs.
+
+    Lock order is the job row, then the attempt, as for delivery and failure. A job
+    whose row is locked (say, by a delivery in progress) is skipped this round: if
+    the worker completes meanwhile, completion wins.
+    """
+    done = 0
+    limit = limits()
+    skipped: list = []
+    while True:
+        with transaction.atomic():
+            now = db_now()
+            job = (
+                ProcessingJob.objects.select_for_update(skip_locked=True, of=("self",))
+                .filter(
+                    state=JobState.RUNNING,
+                    attempts__state=AttemptState.RUNNING,
+                    attempts__lease_expires_at__lte=now,
+                )
+                .exclude(pk__in=skipped)
+                .order_by("created_at")
+                .first()
+            )
+            if job is None:
+                return done + _stray_attempts_lost(now)
+            attempt = job.attempts.filter(state=AttemptState.RUNNING).first()
+            lost = attempt is not None and ProcessingAttempt.objects.filter(
+                pk=attempt.pk, state=AttemptState.RUNNING, lease_expires_at__lte=now
+            ).update(state=AttemptState.LOST, ended_at=now)
+            if not lost:
+                skipped.append(job.pk)
+            if lost and job.state == JobState.RUNNING:
+                context = {"job": str(job.pk), "attempt": attempt.number, "claim": str(attempt.claim_id)}
+                logger.warning("lease lost", extra={**context, "operation": job.operation})
+                job_after_attempt(
+                    job, failure_class=FailureClass.WORKER_INTERRUPTED, code="lease_expired",
+                    message="The worker stopped renewing its lease.", now=now, limit=limit,
+                )  # fmt: skip
+            done += lost
+
+
+def _stray_attempts_lost(now) -> int:
+    """Running attempts of jobs that are no longer running can never deliver: close them."""
+    return (
+        ProcessingAttempt.objects.filter(state=AttemptState.RUNNING, lease_expires_at__lte=now)
+        .exclude(job__state=JobState.RUNNING)
+        .update(state=AttemptState.LOST, ended_at=now)
+    )
+
+
+def finalizations_recover() -> int:
+    """Finish jobs whose finalizer died: take a fresh token once the old lease expires, then finalize."""
+    done = 0
+    for job_id in ProcessingJob.objects.filter(
+        state=JobState.FINALIZING, finalization_expires_at__lte=db_now()
+    ).values_list("pk", flat=True)[:BATCH]:
+        token = finalization_take_over(job_id=job_id)
+        if token is not None:
+            logger.warning("recovering a stuck finalization", extra={"job": str(job_id)})
+            job_finalize(job_id=job_id, token=token)
+            done += 1
+    return done
+
+
+def deadlines_expire() -> int:
+    """Abandoned preparations and queue entries past their deadline become ``expired``."""
+    done = 0
+    for state in (JobState.PREPARING, JobState.QUEUED):
+        while True:
+            with transaction.atomic():
+                job = (
+                    ProcessingJob.objects.select_for_update(skip_locked=True)
+                    .filter(state=state, deadline_at__lte=db_now())
+                    .first()
+                )
+                if job is None:
+                    break
+                done += job_transition(job_id=job.pk, to=JobState.EXPIRED, only_from={state})
+    return done
+
+
+def records_expire() -> int:
+    now = db_now()
+    count = TransferTicket.objects.filter(expires_at__lte=now).delete()[0]
+    count += WorkerRequest.objects.filter(expires_at__lte=now).delete()[0]
+    return count + IdempotencyReservation.objects.filter(expires_at__lte=now).delete()[0]
+
+
+def staged_orphans_delete() -> int:
+    """Staged outputs of attempts that ended without delivery are never published: drop them."""
+    ended = [AttemptState.FAILED, AttemptState.LOST, AttemptState.RELEASED, AttemptState.CANCELLED]
+    cutoff = db_now() - STAGED_GRACE
+    delivered_elsewhere = Q(attempt__state=AttemptState.DELIVERED, attempt__job__state__in=TERMINAL_STATES)
+    return StagedOutput.objects.filter(
+        Q(attempt__state__in=ended, created_at__lte=cutoff) | (delivered_elsewhere & Q(created_at__lte=cutoff))
+    ).delete()[0]
+
+
+def retention_apply() -> int:
+    """Delete terminal jobs past retention (their attempts, artifacts, staged rows go with them)."""
+    cutoff = db_now() - timedelta(days=limits().retention_days)
+    ids = list(ProcessingJob.objects.terminal().filter(completed_at__lte=cutoff).values_list("pk", flat=True)[:BATCH])
+    return ProcessingJob.objects.filter(pk__in=ids).delete()[0] if ids else 0
+
+
+def outbox_retire() -> int:
+    """Dispatched outbox events are kept for the retention period, for audit and replays, then dropped."""
+    from processing.models import OutboxEvent
+
+    cutoff = db_now() - timedelta(days=limits().retention_days)
+    return OutboxEvent.objects.filter(dispatched_at__lte=cutoff).delete()[0]
+
+
+def blobs_collect() -> int:
+    """Delete blobs nothing references once their grace period has passed since last use.
+
+    Library versions keep their PDF bytes (asked through Workspace's facade), even
+    after their indexing job is retired; bytes stored for an acceptance that was
+    refused or rolled back are referenced by nothing and go after the grace period.
+    """
+    cutoff = db_now() - BLOB_GRACE
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT blob.id FROM processing_processingblob AS blob "  # noqa: S608  a fixed fragment
+            f"WHERE blob.touched_at <= %s AND {NOT_REFERENCED_BY_PROCESSING} LIMIT %s",
+            [cutoff, BATCH],
+        )
+        ids = [blob_id for (blob_id,) in cursor.fetchall()]
+    # A version names its blob only after touching it (blob_put) within the grace period, so a
+    # blob both past the cutoff and unnamed here cannot gain a version before the delete below.
+    # Blobs a version holds are touched, so they leave the candidates for another grace period.
+    kept = workspace.library_blob_ids_in_use(blob_ids=ids)
+    if kept:
+        ProcessingBlob.objects.filter(pk__in=kept).update(touched_at=db_now())
+    ids = sorted(set(ids) - kept)
+    if not ids:
+        return 0
+    with transaction.atomic(), connection.cursor() as cursor:
+        # Re-check inside the delete: a new reference or a touch since the read keeps the blob.
+        cursor.execute(
+            f"DELETE FROM processing_processingblob AS blob "  # noqa: S608  a fixed fragment; values are parameters
+            f"WHERE blob.id = ANY(%s) AND blob.touched_at <= %s AND {NOT_REFERENCED_BY_PROCESSING}",
+            [ids, cutoff],
+        )
+        return cursor.rowcount
+
+
+STEPS = [
+    ("sessions_expired", sessions_expire),
+    ("leases_lost", leases_expire),
+    ("finalizations_recovered", finalizations_recover),
+    ("deadlines_expired", deadlines_expire),
+    ("records_expired", records_expire),
+    ("staged_orphans_deleted", staged_orphans_delete),
+    ("jobs_retired", retention_apply),
+    ("outbox_events_retired", outbox_retire),
+    ("blobs_collected", blobs_collect),
+]
+
+
+def live_documents_upkeep() -> dict[str, int]:
+    """Collaboration's share of the loop (projection left behind, log compaction, dead sockets)."""
+    return collaboration.logs_upkeep()
+
+
+def sweep() -> SweepReport:
+    """Run every reaper once. A failing step is logged and counted; the others still run."""
+    from processing.upkeep.metrics import cleanup_failures
+
+    report = SweepReport()
+    for name, step in STEPS:
+        try:
+            report.add(name, step())
+        except Exception:
+            logger.exception("reaper step failed", extra={"step": name})
+            cleanup_failures.labels(step=name).inc()
+    try:
+        for name, count in live_documents_upkeep().items():
+            report.add(f"documents_{name}", count)
+    except Exception:
+        logger.exception("reaper step failed", extra={"step": "live_documents"})
+        cleanup_failures.labels(step="live_documents").inc()
+    return report

@@ -1,0 +1,112 @@
+"""Waiting for a job's end: ``GET /v1/processing/jobs/{id}?wait=…`` answers once the job ends, woken by NOTIFY."""
+
+import threading
+import time
+
+import pytest
+from django.db import connection, connections
+
+from processing.models import JobState, ProcessingJob
+from processing.queue.wakeups import wakeups
+from tests.factories import ProjectFactory, UserFactory
+from tests.processing.conftest import submit_build
+from tests.processing.lifecycle import build_to_success
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _listener_connected() -> None:
+    wakeups.generation()  # starts the listener
+    deadline = time.monotonic() + 10
+    while not wakeups.connected:
+        assert time.monotonic() < deadline, "the notification listener did not connect"
+        time.sleep(0.01)
+
+
+def _finish_when_watched(job_id, *, meanwhile=lambda: None) -> threading.Thread:
+    """Build ``job_id`` to success on its own thread and connection, once a request watches it
+    (calling ``meanwhile`` first, while the request waits)."""
+
+    def run():
+        try:
+            while not wakeups.is_watched(job_id):
+                time.sleep(0.01)
+            meanwhile()
+            build_to_success(job_id)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_waiting_request_answers_with_the_ended_job(owner_client, project):
+    job_id = submit_build(owner_client, project).json()["id"]
+    finisher = _finish_when_watched(job_id)
+
+    body = owner_client.get(f"/v1/processing/jobs/{job_id}?wait=20").json()
+
+    finisher.join(timeout=20)
+    assert body["state"] == "succeeded"
+    assert {artifact["role"] for artifact in body["artifacts"]} == {"pdf", "log"}
+
+
+def test_a_waiting_request_holds_no_database_connection(owner_client, project):
+    job_id = submit_build(owner_client, project).json()["id"]
+    requests_connection = connections["default"]  # this thread's, which serves the request below
+    seen = {}
+
+    def connection_while_waiting():  # the request reads the job after registering its watch, then waits
+        deadline = time.monotonic() + 5
+        while requests_connection.connection is not None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        seen["open"] = requests_connection.connection is not None
+
+    finisher = _finish_when_watched(job_id, meanwhile=connection_while_waiting)
+
+    owner_client.get(f"/v1/processing/jobs/{job_id}?wait=20")
+
+    finisher.join(timeout=20)
+    assert seen == {"open": False}
+
+
+def test_the_watch_is_woken_by_the_jobs_end_and_not_by_another_jobs(owner, owner_client, project):
+    _listener_connected()
+    other_project = ProjectFactory(owner=owner, starter=True)
+    other = submit_build(owner_client, other_project, key="other").json()["id"]  # first in line for the claim
+    watched = submit_build(owner_client, project, key="watched").json()["id"]
+
+    # Watching `other` too lets the helper finish it at once.
+    with wakeups.job_watch(other), wakeups.job_watch(watched) as watch:
+        _finish_when_watched(other).join(timeout=20)
+        assert ProcessingJob.objects.get(pk=other).state == JobState.SUCCEEDED
+        assert watch.wait(0.5) is False, "another job's end woke this watch"
+        _finish_when_watched(watched).join(timeout=20)
+        assert watch.wait(20) is True, "the job's end did not wake its watch"
+
+
+def test_a_wait_that_runs_out_answers_with_the_job_as_it_is(owner_client, project):
+    job_id = submit_build(owner_client, project).json()["id"]
+
+    response = owner_client.get(f"/v1/processing/jobs/{job_id}?wait=0.2")
+
+    assert response.status_code == 200 and response.json()["state"] == "queued"
+
+
+@pytest.mark.parametrize("wait", ["-1", "31", "soon", "nan", "inf"])
+def test_a_wait_out_of_range_is_refused(owner_client, project, wait):
+    job_id = submit_build(owner_client, project).json()["id"]
+
+    response = owner_client.get(f"/v1/processing/jobs/{job_id}?wait={wait}")
+
+    assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_options"
+
+
+def test_another_users_job_is_not_found_even_when_waiting(api_client_for, owner_client, project):
+    job_id = submit_build(owner_client, project).json()["id"]
+
+    response = api_client_for(UserFactory()).get(f"/v1/processing/jobs/{job_id}?wait=20")
+
+    assert response.status_code == 404
+    assert not wakeups.is_watched(job_id)

@@ -1,0 +1,80 @@
+"""Replay's lock is held only while a request runs, however the request ends (real database, second connection)."""
+
+import json
+
+import pytest
+from django.db import DataError
+
+from processing.exceptions import RequestIdReused
+from processing.models import WorkerRequest
+from processing.protocol.replay import replay_run
+from processing.submission.admission import advisory_key
+from tests.concurrency import separate_connection
+
+REQUEST_ID = "replay-lock-1"
+PAYLOAD = json.dumps({"request_id": REQUEST_ID}).encode()
+
+
+def lock_is_free() -> bool:
+    """Whether another connection can take the request's lock right now (and gives it straight back)."""
+    key = advisory_key("worker-request", f"pool:{REQUEST_ID}")
+    with separate_connection(autocommit=True) as other:
+        taken = other.execute("SELECT pg_try_advisory_lock(%s)", [key]).fetchone()[0]
+        if taken:
+            other.execute("SELECT pg_advisory_unlock(%s)", [key])
+    return taken
+
+
+def run(handler, route="sessions", payload=PAYLOAD):
+    return replay_run(identity="pool", route=route, raw_payload=payload, handler=handler)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_lock_is_held_while_the_handler_runs_and_free_after():
+    seen_during = []
+
+    def handler():
+        seen_during.append(lock_is_free())
+        return 201, {"ok": True}
+
+    response = run(handler)
+    assert response.status_code == 201
+    assert seen_during == [False]
+    assert lock_is_free()
+    assert WorkerRequest.objects.get(request_id=REQUEST_ID).response_status == 201
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_retry_is_answered_from_the_store_without_running_the_handler_and_frees_the_lock():
+    first = run(lambda: (200, {"answer": 1}))
+    retried = run(lambda: pytest.fail("a retry must not run the handler"))
+    assert retried.content == first.content
+    assert lock_is_free()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_reused_id_with_another_payload_frees_the_lock():
+    run(lambda: (200, {"answer": 1}))
+    with pytest.raises(RequestIdReused):
+        run(lambda: (200, {"answer": 2}), payload=json.dumps({"request_id": REQUEST_ID, "other": 1}).encode())
+    assert lock_is_free()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_crashing_handler_stores_nothing_and_frees_the_lock():
+    def handler():
+        raise RuntimeError("processor bug")
+
+    with pytest.raises(RuntimeError):
+        run(handler)
+    assert lock_is_free()
+    assert not WorkerRequest.objects.filter(request_id=REQUEST_ID).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_response_that_cannot_be_stored_still_frees_the_lock():
+    # The route column holds 64 characters: this store fails inside the function, before its unlock.
+    with pytest.raises(DataError):
+        run(lambda: (200, {"answer": 1}), route="r" * 65)
+    assert lock_is_free()
+    assert not WorkerRequest.objects.filter(request_id=REQUEST_ID).exists()

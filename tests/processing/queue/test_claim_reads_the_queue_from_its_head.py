@@ -1,0 +1,62 @@
+"""The claim walks the queue's index in FIFO order however stale the table's statistics are (migration 0012).
+
+Jobs arrive in bursts between two analyzes of the job table. Planned with statistics that say the
+queue is empty, the claim's candidate query read every queued row (a bitmap scan) and sorted them,
+for every candidate: its cost grew with the queue's depth. Walking the index reads only the head.
+"""
+
+import pytest
+from django.db import connection
+
+from processing.queue.claims import claims_acquire
+from tests.processing.conftest import submit_build
+from tests.processing.factories import WorkerSessionFactory
+
+pytestmark = pytest.mark.django_db
+
+LATEX = "latex.compile.pdf/v1"
+BURST = 2000
+
+
+def queued_burst_like(job_id: str, count: int) -> None:
+    """``count`` queued copies of the job, in one statement (as a burst of submissions lands between analyzes)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            INSERT INTO processing_processingjob
+            SELECT (json_populate_record(job, json_build_object('id', gen_random_uuid(), 'state', 'queued',
+                                                                'created_at', clock_timestamp()))).*
+            FROM processing_processingjob AS job, generate_series(1, %s)
+            WHERE job.id = %s
+            """,
+            [count, job_id],
+        )
+
+
+def heap_blocks_read_by(call) -> int:
+    """Job-table heap blocks this transaction read during ``call``."""
+    query = "SELECT pg_stat_get_xact_blocks_fetched('processing_processingjob'::regclass)"
+    with connection.cursor() as cursor:
+        before = cursor.execute(query).fetchone()[0]
+        call()
+        return cursor.execute(query).fetchone()[0] - before
+
+
+def test_a_claim_reads_the_head_of_a_deep_queue_that_the_statistics_call_empty(
+    api_client_for, owner, project, configure_deployment
+):
+    configure_deployment(limits={"running_jobs_per_requester": 50, "running_jobs_per_project": 50})
+    oldest = submit_build(api_client_for(owner), project, key="oldest").json()["id"]
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE processing_processingjob")  # the statistics: one queued job
+    queued_burst_like(oldest, BURST)
+    session = WorkerSessionFactory(processors={LATEX: 1})
+
+    claims = []
+    blocks = heap_blocks_read_by(lambda: claims.extend(claims_acquire(session_id=session.pk, offers={LATEX: 1})))
+
+    assert [str(claim.job_id) for claim in claims] == [oldest], "FIFO"
+    # Reading every queued row took a block per few jobs (over 100 here); the head is a few blocks.
+    assert blocks < 25, f"the claim read {blocks} heap blocks of the job table"
+    with connection.cursor() as cursor:  # the setting is the claim function's own, not the connection's
+        assert cursor.execute("SHOW enable_bitmapscan").fetchone() == ("on",)

@@ -1,0 +1,107 @@
+"""An acquire offering several permits may take several jobs at once, each claimed as a single claim is."""
+
+import hashlib
+
+import pytest
+
+from processing.models import AttemptState, JobState, ProcessingAttempt, ProcessingJob, TransferTicket
+from processing.operations import operation_get
+from processing.queue.claims import claim_acquire, claims_acquire
+from processing.submission.submit import job_submit
+from tests.factories import ProjectFactory
+from tests.processing.conftest import submit_build
+from tests.processing.factories import WorkerSessionFactory
+
+pytestmark = pytest.mark.django_db
+
+LATEX = "latex.compile.pdf/v1"
+ECHO = "test.echo/v1"
+ROOMY = {"running_jobs_per_requester": 50, "running_jobs_per_project": 50}
+
+
+def queue_builds(client, owner, count: int, *, project=None) -> list[str]:
+    return [
+        submit_build(client, project or ProjectFactory(owner=owner, starter=True), key=f"k{index}").json()["id"]
+        for index in range(count)
+    ]
+
+
+def test_one_acquire_takes_the_oldest_jobs_each_with_its_own_claim_and_ticket(
+    api_client_for, owner, configure_deployment
+):
+    configure_deployment(limits=ROOMY)
+    job_ids = queue_builds(api_client_for(owner), owner, 4)
+    session = WorkerSessionFactory(processors={LATEX: 4})
+
+    claims = claims_acquire(session_id=session.pk, offers={LATEX: 3}, count=3)
+
+    assert [str(claim.job_id) for claim in claims] == job_ids[:3]
+    assert ProcessingJob.objects.get(pk=job_ids[3]).state == JobState.QUEUED
+    assert len({claim.claim_id for claim in claims}) == len({claim.download.ticket_id for claim in claims}) == 3
+    for claim in claims:
+        attempt = ProcessingAttempt.objects.get(claim_id=claim.claim_id)
+        assert (attempt.job_id, attempt.state, attempt.session_id) == (claim.job_id, AttemptState.RUNNING, session.pk)
+        ticket = TransferTicket.objects.get(pk=claim.download.ticket_id)
+        assert ticket.attempt_id == attempt.pk
+        assert ticket.secret_sha256 == hashlib.sha256(claim.download.secret.encode()).hexdigest()
+        assert ProcessingJob.objects.get(pk=claim.job_id).state == JobState.RUNNING
+
+
+def test_several_claims_stay_within_the_offer_and_the_free_slots(api_client_for, owner, configure_deployment):
+    configure_deployment(limits=ROOMY)
+    queue_builds(api_client_for(owner), owner, 6)
+    session = WorkerSessionFactory(processors={LATEX: 3})
+
+    assert len(claims_acquire(session_id=session.pk, offers={LATEX: 1}, count=5)) == 1, "capped by the offer"
+    assert len(claims_acquire(session_id=session.pk, offers={LATEX: 3}, count=3)) == 2, "capped by free slots"
+    assert claims_acquire(session_id=session.pk, offers={LATEX: 3}, count=3) == []
+    assert ProcessingAttempt.objects.filter(session=session, state=AttemptState.RUNNING).count() == 3
+
+
+def test_several_claims_respect_the_projects_running_limit(api_client_for, owner, configure_deployment):
+    configure_deployment(limits={**ROOMY, "running_jobs_per_project": 1})
+    client = api_client_for(owner)
+    crowded = ProjectFactory(owner=owner, starter=True)
+    crowded_jobs = [submit_build(client, crowded, key=f"c{index}").json()["id"] for index in range(3)]
+    other_job = submit_build(client, ProjectFactory(owner=owner, starter=True), key="other").json()["id"]
+    session = WorkerSessionFactory(processors={LATEX: 4})
+
+    claims = claims_acquire(session_id=session.pk, offers={LATEX: 4}, count=4)
+
+    assert sorted(str(claim.job_id) for claim in claims) == sorted([crowded_jobs[0], other_job])
+
+
+def test_a_single_claim_is_a_batch_of_one(api_client_for, owner, configure_deployment):
+    configure_deployment(limits=ROOMY)
+    job_ids = queue_builds(api_client_for(owner), owner, 2)
+    session = WorkerSessionFactory(processors={LATEX: 4})
+
+    claim = claim_acquire(session_id=session.pk, offers={LATEX: 4})
+
+    assert str(claim.job_id) == job_ids[0]
+    assert ProcessingJob.objects.get(pk=job_ids[1]).state == JobState.QUEUED
+
+
+def test_each_claim_of_a_mixed_acquire_carries_upload_tickets_for_its_own_operations_roles(
+    api_client_for, owner, configure_deployment
+):
+    configure_deployment(operations=[LATEX, ECHO], limits=ROOMY)
+    for index in range(2):  # oldest first: build, echo, build, echo
+        submit_build(api_client_for(owner), ProjectFactory(owner=owner, starter=True), key=f"b{index}")
+        job_submit(actor_id=owner.pk, operation_name=ECHO, idempotency_key=f"e{index}",
+                   project_id=ProjectFactory(owner=owner, starter=True).pk)  # fmt: skip
+    session = WorkerSessionFactory(processors={LATEX: 2, ECHO: 2})
+
+    claims = claims_acquire(session_id=session.pk, offers={LATEX: 2, ECHO: 2}, count=4)
+
+    assert [claim.operation for claim in claims] == [LATEX, ECHO, LATEX, ECHO]
+    tickets = [(claim, role, ticket) for claim in claims for role, ticket in claim.uploads.items()]
+    latex_roles = ["log", "pdf", "report", "synctex"]
+    assert [sorted(claim.uploads) for claim in claims] == [latex_roles, ["echo"], latex_roles, ["echo"]]
+    assert len({ticket.ticket_id for _, _, ticket in tickets}) == len(tickets) == 10
+    for claim, role, ticket in tickets:
+        row = TransferTicket.objects.get(pk=ticket.ticket_id)
+        assert (row.kind, row.role, row.attempt.claim_id) == ("upload_output", role, claim.claim_id)
+        assert row.max_bytes == ticket.max_bytes == operation_get(claim.operation).role(role).max_bytes
+        assert row.secret_sha256 == hashlib.sha256(ticket.secret.encode()).hexdigest()
+        assert row.expires_at == ticket.expires_at == claim.download.expires_at

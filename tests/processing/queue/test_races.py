@@ -1,0 +1,135 @@
+"""Promises about concurrency, proven with real concurrent connections."""
+
+import threading
+
+import pytest
+
+from processing.models import JobState, ProcessingAttempt, ProcessingJob
+from processing.queue.cancellation import job_cancel
+from processing.queue.claims import claim_acquire, claims_acquire
+from tests.concurrency import run_together
+from tests.factories import ProjectFactory
+from tests.processing.conftest import submit_build
+from tests.processing.factories import WorkerSessionFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+LATEX = "latex.compile.pdf/v1"
+
+
+def run_together_checked(*targets):
+    errors = run_together(*targets)
+    assert not errors, errors
+
+
+def test_cancelling_a_queued_job_races_a_claim_with_one_winner(api_client_for, owner, configure_deployment):
+    roomy = (
+        "running_jobs_per_requester",
+        "running_jobs_per_project",
+        "active_jobs_per_requester",
+        "active_jobs_per_project",
+    )
+    configure_deployment(limits=dict.fromkeys(roomy, 100))
+    project = ProjectFactory(owner=owner, starter=True)
+    client = api_client_for(owner)
+    session = WorkerSessionFactory(processors={LATEX: 100})
+    seen = set()
+    for round_number in range(30):
+        job_id = submit_build(client, project, key=f"round-{round_number}").json()["id"]
+        run_together_checked(
+            lambda: claim_acquire(session_id=session.pk, offers={LATEX: 1}),
+            lambda job_id=job_id: job_cancel(actor_id=owner.pk, job_id=job_id),
+        )
+        job = ProcessingJob.objects.get(pk=job_id)
+        attempts = ProcessingAttempt.objects.filter(job=job).count()
+        if job.state == JobState.CANCELLED:
+            assert attempts == 0, f"round {round_number}: cancelled, yet an attempt exists"
+        else:
+            assert (job.state, attempts) == (JobState.RUNNING, 1), f"round {round_number}: {job.state}/{attempts}"
+            assert job.cancellation_requested, "a cancel that lost the race becomes a request to the worker"
+        seen.add(job.state)
+    assert seen <= {JobState.CANCELLED, JobState.RUNNING}
+
+
+def test_one_registered_slot_never_yields_two_concurrent_claims(api_client_for, owner):
+    project_a = ProjectFactory(owner=owner, starter=True)
+    project_b = ProjectFactory(owner=owner, starter=True)
+    client = api_client_for(owner)
+    submit_build(client, project_a, key="a")
+    submit_build(client, project_b, key="b")
+    session = WorkerSessionFactory(processors={LATEX: 1})
+    claims = []
+
+    run_together_checked(*[lambda: claims.append(claim_acquire(session_id=session.pk, offers={LATEX: 1}))] * 4)
+
+    assert len([claim for claim in claims if claim is not None]) == 1
+
+
+@pytest.mark.parametrize("per_acquire", [1, 3], ids=["one-claim-per-acquire", "several-claims-per-acquire"])
+def test_concurrent_claimers_never_share_a_job(api_client_for, owner, configure_deployment, per_acquire):
+    configure_deployment(limits={"running_jobs_per_requester": 100})
+    client = api_client_for(owner)
+    for index in range(12):
+        submit_build(client, ProjectFactory(owner=owner, starter=True), key=f"j{index}")
+    sessions = [WorkerSessionFactory(processors={LATEX: 4}) for _ in range(3)]
+    claims = []
+    lock = threading.Lock()
+
+    def claim_all(session):
+        # None only means "nothing free for me right now" (others may hold row locks): keep
+        # going while work is queued and this session still has a free slot.
+        mine = 0
+        while mine < 4 and ProcessingJob.objects.filter(state=JobState.QUEUED).exists():
+            taken = claims_acquire(session_id=session.pk, offers={LATEX: 4 - mine}, count=per_acquire)
+            mine += len(taken)
+            with lock:
+                claims.extend(taken)
+
+    run_together_checked(*[lambda s=session: claim_all(s) for session in sessions])
+
+    assert len(claims) == 12
+    assert len({claim.job_id for claim in claims}) == 12
+    per_session = {session.pk: 0 for session in sessions}
+    for claim in claims:
+        per_session[ProcessingAttempt.objects.get(claim_id=claim.claim_id).session_id] += 1
+    assert max(per_session.values()) <= 4
+
+
+@pytest.mark.parametrize("per_acquire", [1, 8], ids=["one-claim-per-acquire", "several-claims-per-acquire"])
+def test_concurrent_claimers_respect_the_requesters_running_limit(
+    api_client_for, owner, configure_deployment, per_acquire
+):
+    from tests.factories import UserFactory
+
+    configure_deployment(limits={"running_jobs_per_requester": 2})
+    busy_client = api_client_for(owner)
+    for index in range(6):
+        submit_build(busy_client, ProjectFactory(owner=owner, starter=True), key=f"busy{index}")
+    patient = UserFactory()
+    patient_job = submit_build(api_client_for(patient), ProjectFactory(owner=patient, starter=True), key="p").json()
+    sessions = [WorkerSessionFactory(processors={LATEX: 8}) for _ in range(3)]
+    claims = []
+    lock = threading.Lock()
+
+    def claim_all(session):
+        while taken := claims_acquire(session_id=session.pk, offers={LATEX: 8}, count=per_acquire):
+            with lock:
+                claims.extend(taken)
+
+    run_together_checked(*[lambda s=session: claim_all(s) for session in sessions])
+
+    running = ProcessingJob.objects.filter(state=JobState.RUNNING)
+    assert running.filter(requester_id=owner.pk).count() == 2
+    assert running.filter(pk=patient_job["id"]).exists(), "a later job of another requester is not starved"
+
+
+def test_the_claim_function_derives_advisory_keys_as_python_does():
+    from django.db import connection
+
+    from processing.submission.admission import advisory_key
+
+    values = ["7", "3f2b8c1e-0d4a-4b59-9a51-2f1f4b8e6c10", "ünïcode"]
+    with connection.cursor() as cursor:
+        for value in values:
+            cursor.execute("SELECT processing_advisory_key('running-project', %s)", [value])
+            assert cursor.fetchone()[0] == advisory_key("running-project", value)

@@ -1,0 +1,274 @@
+import threading
+
+import pytest
+from django.db import connection
+
+from access.services import member_set
+from processing.models import IdempotencyReservation, ProcessingJob
+from tests.factories import ProjectFactory, UserFactory
+from tests.processing.conftest import submit_build
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_build_is_accepted_as_a_queued_job(owner_client, project, owner):
+    response = submit_build(owner_client, project)
+
+    assert response.status_code == 202
+    job = response.json()
+    assert job["operation"] == "latex.compile.pdf/v1"
+    assert (job["state"], job["phase"]) == ("queued", "waiting_for_worker")
+    assert job["project_id"] == str(project.pk)
+    assert job["requester"] == owner.username
+    assert job["cancellable"] is True and job["cache_hit"] is False
+    assert job["failure"] is None and job["artifacts"] == []
+    stored = ProcessingJob.objects.get(pk=job["id"])
+    assert stored.input_blob_id is not None and len(stored.input_digest) == 64
+
+
+def test_the_same_key_and_command_returns_the_original_job(owner_client, project):
+    first = submit_build(owner_client, project, key="build-1")
+    again = submit_build(owner_client, project, key="build-1")
+
+    assert again.status_code == 200
+    assert again["Idempotent-Replayed"] == "true"
+    assert again.json()["id"] == first.json()["id"]
+    assert ProcessingJob.objects.count() == 1
+
+
+def test_defaulted_options_and_key_order_do_not_change_the_command(owner_client, project):
+    first = submit_build(owner_client, project, key="k", body={})
+    again = submit_build(owner_client, project, key="k", body={"compiler": None})
+    assert again.status_code == 200 and again.json()["id"] == first.json()["id"]
+
+
+def test_the_same_key_with_another_command_is_409(owner_client, project):
+    submit_build(owner_client, project, key="k")
+    response = submit_build(owner_client, project, key="k", body={"compiler": "xelatex"})
+
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "idempotency_key_reused"
+    assert ProcessingJob.objects.count() == 1
+
+
+def test_the_same_key_from_another_user_is_an_independent_job(owner_client, api_client_for, project, owner):
+    colleague = UserFactory()
+    member_set(actor_id=owner.pk, project_id=project.pk, username=colleague.username, role="editor")
+    mine = submit_build(owner_client, project, key="shared")
+    theirs = submit_build(api_client_for(colleague), project, key="shared")
+
+    assert theirs.status_code == 202
+    assert theirs.json()["id"] != mine.json()["id"]
+
+
+@pytest.mark.parametrize(
+    ("key", "status", "code"),
+    [
+        (None, 428, "idempotency_key_required"),
+        ("", 428, "idempotency_key_required"),
+        ("x" * 129, 400, "idempotency_key_invalid"),
+        ("tab\there", 400, "idempotency_key_invalid"),
+        ("naïve", 400, "idempotency_key_invalid"),
+    ],
+)
+def test_bad_idempotency_keys_are_refused_and_create_nothing(owner_client, project, key, status, code):
+    headers = {} if key is None else {"HTTP_IDEMPOTENCY_KEY": key}
+    response = owner_client.post(f"/v1/projects/{project.pk}/builds", {}, format="json", **headers)
+    assert response.status_code == status
+    assert response.json()["error"]["code"] == code
+    assert ProcessingJob.objects.count() == 0 and IdempotencyReservation.objects.count() == 0
+
+
+def test_a_build_of_a_typst_project_is_a_typst_build(owner_client, owner, configure_deployment):
+    configure_deployment(operations=["latex.compile.pdf/v1", "typst.compile.pdf/v1"])
+    typst = ProjectFactory(owner=owner, project_type="typst", starter=True)
+    response = submit_build(owner_client, typst)
+    assert response.status_code == 202
+    assert ProcessingJob.objects.get(pk=response.json()["id"]).operation == "typst.compile.pdf/v1"
+
+
+def test_a_typst_project_cannot_be_built_with_latex(owner, configure_deployment):
+    from processing.exceptions import ProjectTypeUnsupported
+    from processing.submission.submit import job_submit
+
+    configure_deployment(operations=["latex.compile.pdf/v1", "typst.compile.pdf/v1"])
+    typst = ProjectFactory(owner=owner, project_type="typst", starter=True)
+    with pytest.raises(ProjectTypeUnsupported):
+        job_submit(actor_id=owner.pk, operation_name="latex.compile.pdf/v1", idempotency_key="k", project_id=typst.pk)
+    assert ProcessingJob.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"engine": "tex"}, {"compiler": "word"}, {"compiler": 3}, {"compiler": []}, {"compiler": {"a": 1}}, [1, 2], "x"],
+)
+def test_invalid_build_options_are_refused(owner_client, project, body):
+    response = submit_build(owner_client, project, body=body)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] in {"invalid_options", "malformed_request"}
+    assert ProcessingJob.objects.count() == 0
+
+
+def test_an_operation_this_deployment_does_not_enable_is_404(owner_client, owner):
+    typst = ProjectFactory(owner=owner, project_type="typst", starter=True)
+    response = owner_client.post(f"/v1/projects/{typst.pk}/exports/pptx", HTTP_IDEMPOTENCY_KEY="k")
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "operation_not_enabled"
+
+
+def test_build_needs_the_build_permission(api_client_for, project, owner):
+    viewer = UserFactory()
+    member_set(actor_id=owner.pk, project_id=project.pk, username=viewer.username, role="viewer")
+    response = submit_build(api_client_for(viewer), project)
+    assert response.status_code == 403
+    assert ProcessingJob.objects.count() == 0
+
+
+def test_build_of_a_project_you_cannot_see_is_404(api_client_for, project):
+    response = submit_build(api_client_for(UserFactory()), project)
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "project_not_found"
+    assert ProcessingJob.objects.count() == 0
+
+
+def test_requester_active_limit_is_429_with_retry_after(owner_client, project, owner, configure_deployment):
+    configure_deployment(limits={"active_jobs_per_requester": 2})
+    other = ProjectFactory(owner=owner, starter=True)
+    submit_build(owner_client, project, key="a")
+    submit_build(owner_client, other, key="b")
+
+    response = submit_build(owner_client, other, key="c")
+
+    assert response.status_code == 429
+    assert response.json()["error"]["code"] == "too_many_active_jobs"
+    assert response.json()["error"]["details"]["scope"] == "requester"
+    assert int(response["Retry-After"]) > 0
+    assert ProcessingJob.objects.count() == 2 and IdempotencyReservation.objects.count() == 2
+
+
+def test_project_active_limit_is_429(owner_client, api_client_for, project, owner, configure_deployment):
+    configure_deployment(limits={"active_jobs_per_project": 1})
+    colleague = UserFactory()
+    member_set(actor_id=owner.pk, project_id=project.pk, username=colleague.username, role="editor")
+    submit_build(owner_client, project, key="a")
+
+    response = submit_build(api_client_for(colleague), project, key="b")
+
+    assert response.status_code == 429
+    assert response.json()["error"]["details"]["scope"] == "project"
+    assert ProcessingJob.objects.count() == 1
+
+
+def test_global_queue_limit_is_503_with_retry_after(owner_client, project, owner, configure_deployment):
+    configure_deployment(limits={"queued_jobs_global": 1})
+    submit_build(owner_client, project, key="a")
+    response = submit_build(owner_client, ProjectFactory(owner=owner, starter=True), key="b")
+
+    assert response.status_code == 503
+    assert response.json()["error"]["code"] == "queue_full"
+    assert "Retry-After" in response
+    assert ProcessingJob.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_fifty_concurrent_submissions_with_one_key_make_one_job(api_client_for, owner):
+    project = ProjectFactory(owner=owner, starter=True)
+    start = threading.Barrier(50)
+    results: list[tuple[int, str]] = []
+    lock = threading.Lock()
+
+    def submit():
+        client = api_client_for(owner)
+        try:
+            start.wait()
+            response = submit_build(client, project, key="one-key")
+            with lock:
+                results.append((response.status_code, response.json()["id"]))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=submit) for _ in range(50)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert len(results) == 50
+    assert len({job_id for _, job_id in results}) == 1
+    assert sorted(status for status, _ in results).count(202) == 1
+    assert ProcessingJob.objects.filter(project_id=project.pk).count() == 1
+
+
+def test_a_failed_preparation_releases_its_pin_and_fails_the_job(owner_client, project, monkeypatch):
+    from processing.submission import capture
+    from workspace.models import SnapshotPin
+
+    def storage_outage(*, snapshot):
+        raise OSError("storage is unreachable")
+        yield  # a generator, like the real one
+
+    monkeypatch.setattr(capture.workspace, "snapshot_contents", storage_outage)
+
+    response = submit_build(owner_client, project, key="doomed")
+
+    assert response.status_code == 202
+    body = response.json()
+    assert body["state"] == "failed" and body["failure"]["class"] == "transient_infrastructure"
+    assert not SnapshotPin.objects.exists()
+
+
+def test_a_project_deleted_during_preparation_fails_the_job_as_invalid_input(owner_client, project, monkeypatch):
+    from processing.submission import capture
+
+    def project_gone(*, project_id):
+        raise capture.workspace.WorkspaceError("The project is gone.")
+
+    monkeypatch.setattr(capture.workspace, "snapshot_freeze", project_gone)
+    body = submit_build(owner_client, project, key="gone").json()
+
+    assert body["state"] == "failed" and body["failure"]["class"] == "invalid_input"
+
+
+def test_a_retry_takes_over_a_preparation_whose_request_died(owner_client, project, monkeypatch):
+    from processing.submission import submit as submission
+
+    prepare = submission._prepare
+    monkeypatch.setattr(submission, "_prepare", lambda *args, **kwargs: None)  # the process died after reserving
+    job_id = submit_build(owner_client, project, key="died").json()["id"]
+    assert ProcessingJob.objects.get(pk=job_id).state == "preparing"
+    monkeypatch.setattr(submission, "_prepare", prepare)
+
+    retried = submit_build(owner_client, project, key="died")
+
+    assert (retried.json()["id"], retried.json()["state"]) == (job_id, "queued")
+    assert ProcessingJob.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_retry_leaves_a_preparation_that_is_still_under_way_to_its_request(owner_client, project, monkeypatch):
+    from processing.submission import submit as submission
+    from processing.submission.admission import advisory_key
+
+    prepare = submission._prepare
+    monkeypatch.setattr(submission, "_prepare", lambda *args, **kwargs: None)
+    job_id = submit_build(owner_client, project, key="slow").json()["id"]
+    monkeypatch.setattr(submission, "_prepare", prepare)
+    holding, done = threading.Event(), threading.Event()
+
+    def the_first_request_still_capturing():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_lock(%s)", [advisory_key("preparation", job_id)])
+        holding.set()
+        done.wait(timeout=30)
+        connection.close()
+
+    first = threading.Thread(target=the_first_request_still_capturing)
+    first.start()
+    assert holding.wait(timeout=30)
+    try:
+        replayed = submit_build(owner_client, project, key="slow")
+    finally:
+        done.set()
+        first.join(timeout=30)
+
+    assert (replayed.json()["id"], replayed.json()["state"]) == (job_id, "preparing")
