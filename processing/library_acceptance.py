@@ -35,6 +35,7 @@ from processing.configuration import limits
 from processing.exceptions import RevisionMismatch
 from processing.library_input import PdfFacts, filename_clean, pdf_inspect, title_choose
 from processing.models import JobState, Phase, ProcessingJob
+from processing.notify import queue_notify
 from processing.outbox import outbox_emit
 from processing.submission.admission import admission_check
 from processing.submission.idempotency import (
@@ -44,7 +45,6 @@ from processing.submission.idempotency import (
     reservation_insert,
     reservation_resolve,
 )
-from processing.submission.submit import queue_notify
 from workspace import facade as workspace
 
 OPERATION = "pdf.index.text/v1"

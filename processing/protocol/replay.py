@@ -20,8 +20,8 @@ from django.http import HttpResponse
 from config.errors import QuireError
 from config.http.errors import error_body
 from config.prepared import prepared_cursor
+from processing.advisory import advisory_key
 from processing.exceptions import ProtocolInvalid, RequestIdReused, RequestInProgress
-from processing.submission.admission import advisory_key
 
 REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{8,64}$")
 KEEP_SECONDS = 6 * 3600

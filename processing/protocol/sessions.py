@@ -8,11 +8,11 @@ from typing import NamedTuple
 from django.db import transaction
 
 from config.prepared import prepared_cursor
+from processing.clock import db_now
 from processing.configuration import WorkerIdentity, limits
 from processing.exceptions import ProcessorOutOfScope, ProtocolInvalid, SessionGone, SessionNotFound
 from processing.models import SessionState, WorkerProcessor, WorkerSession
 from processing.operations import REGISTRY
-from processing.queue.claims import db_now
 
 PROTOCOL_VERSION = "1"
 MAX_SLOTS = 256

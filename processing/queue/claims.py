@@ -21,9 +21,6 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import connection
-from django.db.models.expressions import RawSQL
-
 from config.prepared import prepared_cursor
 from processing.configuration import limits
 from processing.operations import operation_get
@@ -50,17 +47,6 @@ class Claim:
     input_size: int
     download: IssuedTicket
     uploads: dict[str, IssuedTicket]  # result role → its upload ticket
-
-
-# The transaction's now() as an expression, so a query can carry it instead of a round trip of its own.
-TRANSACTION_NOW = RawSQL("now()", [])
-
-
-def db_now() -> datetime:
-    """The transaction's ``now()``: the authority for every lease decision."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT now()")
-        return cursor.fetchone()[0]
 
 
 _CLAIM_SQL = (

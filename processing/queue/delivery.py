@@ -16,8 +16,8 @@ from django.db import transaction
 
 from config.prepared import prepared_cursor
 from processing.configuration import limits
+from processing.delivered import Delivered, delivered_columns, delivered_from_rows
 from processing.exceptions import ClaimLost, JobCancelled, OffersInvalid, OutputRejected
-from processing.finalization.finalize import Delivered, delivered_columns, delivered_from_rows
 from processing.models import AttemptState, FailureClass, JobState, Phase, ProcessingAttempt
 from processing.operations import REGISTRY
 from processing.queue.leases import attempt_current
@@ -169,7 +169,7 @@ def attempt_release(*, claim_id: uuid.UUID) -> str:
                 phase=Phase.WAITING_FOR_WORKER,
                 deadline_at=now + timedelta(seconds=limits().queue_wait_seconds),  # a fresh wait, as after a retry
             )
-            from processing.submission.submit import queue_notify
+            from processing.notify import queue_notify
 
             queue_notify(job.operation)
         return type(job).objects.values_list("state", flat=True).get(pk=job.pk)

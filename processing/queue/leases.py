@@ -11,10 +11,10 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.db.models import Subquery
 
+from processing.clock import TRANSACTION_NOW
 from processing.configuration import limits
 from processing.exceptions import ClaimLost
 from processing.models import AttemptState, JobState, Phase, ProcessingAttempt, ProcessingJob
-from processing.queue.claims import TRANSACTION_NOW
 
 # attempt_current's rule for hand-written statements that join the claim's attempt AS attempt and its job
 # AS job, judged by database time in the statement itself.

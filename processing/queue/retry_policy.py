@@ -43,7 +43,7 @@ def job_after_attempt(job: ProcessingJob, *, failure_class: str, code: str, mess
             next_attempt_at=now + timedelta(seconds=delay) if delay else None,
             deadline_at=now + timedelta(seconds=limit.queue_wait_seconds),
         )
-        from processing.submission.submit import queue_notify
+        from processing.notify import queue_notify
 
         queue_notify(job.operation)
         return

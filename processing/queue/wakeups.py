@@ -22,7 +22,7 @@ from contextlib import AbstractContextManager, contextmanager
 import psycopg
 from django.db import connections
 
-from processing.submission.submit import QUEUE_CHANNEL
+from processing.notify import QUEUE_CHANNEL
 
 logger = logging.getLogger(__name__)
 

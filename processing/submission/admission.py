@@ -4,18 +4,12 @@ Per-requester and per-project counts are made exact by transaction-scoped
 advisory locks (taken in that order); the global queue limit is a bounded count.
 """
 
-import hashlib
-
 from django.db import connection
 
+from processing.advisory import advisory_key
 from processing.configuration import Limits
 from processing.exceptions import QueueFull, TooManyActiveJobs
 from processing.models import JobState, ProcessingJob
-
-
-def advisory_key(namespace: str, value) -> int:
-    digest = hashlib.sha256(f"{namespace}:{value}".encode()).digest()
-    return int.from_bytes(digest[:8], "big", signed=True)
 
 
 def _lock(namespace: str, value) -> None:

@@ -21,14 +21,16 @@ from django.utils import timezone
 
 from access import facade as access
 from processing import capabilities
+from processing.advisory import advisory_key
 from processing.blobs import blob_put
 from processing.bundles import canonical_json
 from processing.configuration import Limits, distribution, limits
 from processing.exceptions import InputTooLarge, InvalidOptions, ProjectTypeUnsupported
 from processing.models import FailureClass, JobState, Phase, ProcessingJob
+from processing.notify import queue_notify
 from processing.operations import Operation
 from processing.submission import reuse
-from processing.submission.admission import admission_check, advisory_key
+from processing.submission.admission import admission_check
 from processing.submission.capture import project_capture
 from processing.submission.idempotency import (
     Scope,
@@ -42,8 +44,6 @@ from processing.transitions import failure_fields, job_transition
 from workspace import facade as workspace
 
 logger = logging.getLogger(__name__)
-
-QUEUE_CHANNEL = "quire_processing_queue"
 
 
 @dataclass(frozen=True)
@@ -236,9 +236,3 @@ def job_queue_or_reuse(
             deadline_at=now + timedelta(seconds=limit.queue_wait_seconds),
         )
         queue_notify(operation.name)
-
-
-def queue_notify(operation: str) -> None:
-    """NOTIFY idle workers; PostgreSQL delivers it only if the enclosing transaction commits."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_notify(%s, %s)", [QUEUE_CHANNEL, operation])

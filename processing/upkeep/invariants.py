@@ -12,6 +12,7 @@ from django.db import connection
 from django.db.models import Count, F, Q
 
 from processing.blobs import NOT_REFERENCED_BY_PROCESSING
+from processing.clock import db_now
 from processing.models import (
     AttemptState,
     JobState,
@@ -23,7 +24,6 @@ from processing.models import (
     TerminalCommit,
 )
 from processing.models.jobs import TERMINAL_STATES
-from processing.queue.claims import db_now
 from processing.upkeep.reapers import BLOB_GRACE
 
 OUTBOX_RETRY_BUDGET = 20

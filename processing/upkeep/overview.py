@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from django.db.models import Count, Min, Q
 
 from processing.capabilities import capabilities_list
+from processing.clock import db_now
 from processing.models import (
     AttemptState,
     JobState,
@@ -19,7 +20,6 @@ from processing.models import (
     SessionState,
     WorkerSession,
 )
-from processing.queue.claims import db_now
 
 WINDOW = timedelta(hours=24)
 

@@ -15,6 +15,7 @@ from django.db.models import Q
 
 from collaboration import facade as collaboration
 from processing.blobs import NOT_REFERENCED_BY_PROCESSING
+from processing.clock import db_now
 from processing.configuration import limits
 from processing.finalization.finalize import finalization_take_over, job_finalize
 from processing.models import (
@@ -32,7 +33,6 @@ from processing.models import (
     WorkerSession,
 )
 from processing.models.jobs import TERMINAL_STATES
-from processing.queue.claims import db_now
 from processing.queue.retry_policy import job_after_attempt
 from processing.transitions import job_transition
 from workspace import facade as workspace

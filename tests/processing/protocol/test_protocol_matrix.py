@@ -6,8 +6,8 @@ import json
 import pytest
 from rest_framework.test import APIClient
 
+from processing.advisory import advisory_key
 from processing.models import ProcessingAttempt, WorkerRequest, WorkerSession
-from processing.submission.admission import advisory_key
 from processing.submission.submit import job_submit
 from tests.concurrency import separate_connection
 from tests.factories import ProjectFactory

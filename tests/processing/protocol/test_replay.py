@@ -5,10 +5,10 @@ import json
 import pytest
 from django.db import DataError
 
+from processing.advisory import advisory_key
 from processing.exceptions import RequestIdReused
 from processing.models import WorkerRequest
 from processing.protocol.replay import replay_run
-from processing.submission.admission import advisory_key
 from tests.concurrency import separate_connection
 
 REQUEST_ID = "replay-lock-1"

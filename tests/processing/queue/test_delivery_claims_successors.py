@@ -52,7 +52,7 @@ def test_finalization_takes_the_job_and_its_outputs_from_the_delivery_statement(
     def read_again(job_id):
         raise AssertionError("finalization read the delivered job again")
 
-    monkeypatch.setattr(finalization, "_delivered", read_again)
+    monkeypatch.setattr(finalization, "delivered_read", read_again)
     [job] = queue_echo_jobs(owner, 1)
     claim = claim_the_next_job(session_with_one_echo_slot())
     stage_echo_output(claim, data=b"checked bytes")

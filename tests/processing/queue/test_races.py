@@ -126,7 +126,7 @@ def test_concurrent_claimers_respect_the_requesters_running_limit(
 def test_the_claim_function_derives_advisory_keys_as_python_does():
     from django.db import connection
 
-    from processing.submission.admission import advisory_key
+    from processing.advisory import advisory_key
 
     values = ["7", "3f2b8c1e-0d4a-4b59-9a51-2f1f4b8e6c10", "ünïcode"]
     with connection.cursor() as cursor:

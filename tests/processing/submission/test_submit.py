@@ -246,8 +246,8 @@ def test_a_retry_takes_over_a_preparation_whose_request_died(owner_client, proje
 
 @pytest.mark.django_db(transaction=True)
 def test_a_retry_leaves_a_preparation_that_is_still_under_way_to_its_request(owner_client, project, monkeypatch):
+    from processing.advisory import advisory_key
     from processing.submission import submit as submission
-    from processing.submission.admission import advisory_key
 
     prepare = submission._prepare
     monkeypatch.setattr(submission, "_prepare", lambda *args, **kwargs: None)
