@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test lint install system-packages system-packages-test bundle stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library bench-pptx bench-collab soak
+.PHONY: run test lint install worker-venv system-packages system-packages-test bundle stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library bench-pptx bench-collab soak
 
 # The browser code (frontend/): npm packages from the committed lock file, bundled by esbuild into static/bundles/.
 NODE_MODULES := frontend/node_modules/.installed
@@ -15,11 +15,17 @@ $(PY):
 	"$$(scripts/find_python.sh)" -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(INSTALLED): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[dev]"
+# Core and, editable beside it, the worker agent's own distribution (worker/): `manage.py processing_worker`
+# and the tests import it; the agent that `make run` and the end-to-end tests start runs from var/worker-venv.
+$(INSTALLED): pyproject.toml worker/pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e ".[dev]" -e ./worker
 	touch $(INSTALLED)
 
 install: $(INSTALLED)
+
+# The worker agent alone in a virtual environment of its own (scripts/worker_venv.py): no Core, no Django.
+worker-venv: | $(PY)
+	$(PY) scripts/worker_venv.py
 
 $(NODE_MODULES): frontend/package.json frontend/package-lock.json
 	cd frontend && npm ci --no-audit --no-fund --loglevel=error
@@ -37,7 +43,7 @@ system-packages:
 system-packages-test:
 	scripts/system_packages.sh test
 
-run: install system-packages
+run: install worker-venv system-packages
 	$(MAKE) --no-print-directory bundle
 	$(PY) scripts/run_local.py
 
@@ -49,7 +55,7 @@ lint: install
 	$(MAKE) --no-print-directory $(NODE_MODULES)
 	cd frontend && node build.mjs --check
 
-test: install system-packages-test lint bundle
+test: install worker-venv system-packages-test lint bundle
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -61,7 +61,7 @@ def _grant_or_change(*, project_id: uuid.UUID, user, role: str) -> tuple[Project
 
 def member_remove(*, actor_id: int, project_id: uuid.UUID, username: str) -> None:
     permission_require(user_id=actor_id, project_id=project_id, permission=Permission.MANAGE_MEMBERS)
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         grants = list(
             ProjectGrant.objects.select_for_update(of=("self",)).filter(project_id=project_id).select_related("user")
         )

@@ -1,5 +1,5 @@
-"""Core logs with the same structured lines as the worker agent (the formatter needs no Django)."""
+"""Core logs with the same structured lines as the worker agent: one formatter, in the wire package both ship."""
 
-from processing.worker.structured_logging import StructuredFormatter
+from quire_wire.log_lines import StructuredFormatter
 
 __all__ = ["StructuredFormatter"]

@@ -24,9 +24,9 @@ def metrics_view(request):
     )
     if not allowed:
         return json_error_response("not_found", "Not found.", 404)
-    from processing.upkeep.metrics import collector_register
+    from processing import facade as processing
 
-    collector_register()
+    processing.collector_register()
     return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)
 
 

@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "workspace",
     "collaboration",
     "processing",
+    "library",
     "office",
 ]
 
@@ -56,13 +57,6 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-]
-
-# The worker protocol's edge (config/asgi.py): header limits, security headers and host checks only.
-WORKER_EDGE_MIDDLEWARE = [
-    "config.http.middleware.HeaderLimitsMiddleware",
-    "django.middleware.security.SecurityMiddleware",
-    "django.middleware.common.CommonMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -111,10 +105,11 @@ def _databases() -> dict:
     config["CONN_HEALTH_CHECKS"] = True
     config["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
     if env.bool("DATABASE_POOL", default=False):
-        # psycopg's pool: the right way to keep connections under ASGI (one thread per request).
-        from config.db_pool import pool_options
-
-        config["OPTIONS"]["pool"] = pool_options(max_size=env.int("DATABASE_POOL_SIZE", default=16))
+        # psycopg's pool: the right way to keep connections under ASGI (one thread per request). With
+        # CONN_HEALTH_CHECKS Django adds psycopg's check of every checkout; no ``reset`` callback, which would
+        # return every connection through the pool's own worker thread.
+        size = env.int("DATABASE_POOL_SIZE", default=16)
+        config["OPTIONS"]["pool"] = {"min_size": 2, "max_size": size, "timeout": 10}
     return {"default": config}
 
 

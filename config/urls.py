@@ -7,9 +7,9 @@ from access.api.views import MemberDeleteApi, MemberListApi
 from collaboration.api.views import DocumentStateApi, DocumentUpdateApi
 from config.http import pages
 from config.metrics import metrics_view
+from library.api.views import LibraryDocumentApi, LibraryListCreateApi, LibraryPdfApi, LibrarySearchApi
 from office.api.converters import OfficePathConverter
 from office.api.views import FileInspectionApi, FilePreviewApi
-from processing.api.library import LibraryDocumentApi, LibraryListCreateApi, LibraryPdfApi, LibrarySearchApi
 from processing.api.synctex import SyncTexForwardApi, SyncTexInverseApi
 from processing.api.views import (
     ArtifactDownloadApi,
@@ -24,6 +24,7 @@ from processing.api.views import (
     PptxImportCreateApi,
     ProjectCapabilitiesApi,
 )
+from quire_wire import PROTOCOL_PREFIX
 from workspace.api.views import FileDetailApi, FileListApi, ProjectDetailApi, ProjectListCreateApi
 
 PROJECT = "v1/projects/<uuid:project_id>"
@@ -71,12 +72,13 @@ if settings.QUIRE_TEST_OPERATIONS:
 
 urlpatterns = [
     *api_v1,
-    path("internal/processing/v1/", include("processing.protocol.urls")),
+    path(f"{PROTOCOL_PREFIX.removeprefix('/')}/", include("processing.protocol.urls")),
     path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("", include("access.urls")),
     path("", include("workspace.urls")),
     path("", include("processing.urls")),
+    path("", include("library.urls")),
 ]
 
 handler404 = pages.not_found

@@ -1,4 +1,4 @@
-"""The Office conversion host (seed 004, architecture §10): one per server process, asyncio inside.
+"""The Office conversion host (seed 004, docs/architecture.md §12): one per server process, asyncio inside.
 
 A reader arrives with **authorized** source metadata (project, path, version,
 size) and a deferred ``read`` callback; no bytes are read at admission. Its way:

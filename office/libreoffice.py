@@ -113,9 +113,11 @@ class LibreOfficeEngine:
         source_path, target_path = slot.directory / f"source{extension}", slot.directory / "preview.pdf"
         await in_thread(_files_reset, source_path, target_path, source)
         request = {
-            "source": str(source_path), "target": str(target_path),
-            "import_filter": form.import_filter, "export_filter": form.export_filter,
-        }  # fmt: skip
+            "source": str(source_path),
+            "target": str(target_path),
+            "import_filter": form.import_filter,
+            "export_filter": form.export_filter,
+        }
         try:
             async with asyncio.timeout(self.config.conversion_timeout):
                 answer = await slot.request(request)

@@ -84,11 +84,16 @@ class HostRuntime:
         return HostSnapshot(
             queued_foreground=host.queued(Priority.FOREGROUND),
             queued_background=host.queued(Priority.BACKGROUND),
-            running=host.running, readers=host.readers, reserved_bytes=host.reserved_bytes,
-            cache_entries=len(host.cache), cache_bytes=host.cache.bytes,
-            cache_hits=host.stats.cache_hits, cache_misses=host.stats.cache_misses,
-            outcomes=dict(host.stats.outcomes), generation=host.engine.generation,
-        )  # fmt: skip
+            running=host.running,
+            readers=host.readers,
+            reserved_bytes=host.reserved_bytes,
+            cache_entries=len(host.cache),
+            cache_bytes=host.cache.bytes,
+            cache_hits=host.stats.cache_hits,
+            cache_misses=host.stats.cache_misses,
+            outcomes=dict(host.stats.outcomes),
+            generation=host.engine.generation,
+        )
 
     def close(self) -> None:
         """Stop the converters, end every task on the host's loop, then the loop itself."""

@@ -63,14 +63,29 @@ class Slot:
         profile = _profile_prepare(directory / "profile")
         argv = [
             *(_sandbox(directory) if command.sandbox else []),
-            command.uno_python, "-I", str(BRIDGE), "--soffice", command.soffice, "--profile", str(profile),
-            "--pipe", name, "--start-timeout", str(command.start_timeout), "--slot-group",
-        ]  # fmt: skip
+            command.uno_python,
+            "-I",
+            str(BRIDGE),
+            "--soffice",
+            command.soffice,
+            "--profile",
+            str(profile),
+            "--pipe",
+            name,
+            "--start-timeout",
+            str(command.start_timeout),
+            "--slot-group",
+        ]
         with open(directory / "bridge.log", "ab") as log:
             process = await asyncio.create_subprocess_exec(
-                *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=log,
-                start_new_session=True, cwd=directory, env=_bridge_environment(directory),
-            )  # fmt: skip
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=log,
+                start_new_session=True,
+                cwd=directory,
+                env=_bridge_environment(directory),
+            )
         slot = cls(index=index, directory=directory, name=name, process=process)
         try:
             ready = await asyncio.wait_for(slot._receive(), command.start_timeout + 5)
@@ -112,10 +127,21 @@ def _sandbox(directory: Path) -> list[str]:
     visible as it is to the server; the bridge's own directory is bound again in case the
     checkout itself lives under /tmp."""
     return [
-        "bwrap", "--dev-bind", "/", "/", "--tmpfs", "/tmp",  # noqa: S108
-        "--ro-bind", str(BRIDGE.parent), str(BRIDGE.parent), "--bind", str(directory), str(directory),
-        "--unshare-net", "--",
-    ]  # fmt: skip
+        "bwrap",
+        "--dev-bind",
+        "/",
+        "/",
+        "--tmpfs",
+        "/tmp",  # noqa: S108
+        "--ro-bind",
+        str(BRIDGE.parent),
+        str(BRIDGE.parent),
+        "--bind",
+        str(directory),
+        str(directory),
+        "--unshare-net",
+        "--",
+    ]
 
 
 def sandbox_works() -> bool:

@@ -40,10 +40,17 @@ def properties(**values) -> tuple:
 
 def office_start(soffice: str, profile: str, pipe: str) -> subprocess.Popen:
     command = [
-        soffice, "--headless", "--invisible", "--nologo", "--norestore", "--nodefault", "--nolockcheck",
-        "--nofirststartwizard", f"-env:UserInstallation={uno.systemPathToFileUrl(profile)}",
+        soffice,
+        "--headless",
+        "--invisible",
+        "--nologo",
+        "--norestore",
+        "--nodefault",
+        "--nolockcheck",
+        "--nofirststartwizard",
+        f"-env:UserInstallation={uno.systemPathToFileUrl(profile)}",
         f"--accept=pipe,name={pipe};urp;StarOffice.ComponentContext",
-    ]  # fmt: skip
+    ]
     null = subprocess.DEVNULL
     return subprocess.Popen(command, stdin=null, stdout=null, stderr=null)  # noqa: S603  fixed arguments
 
@@ -65,9 +72,12 @@ def office_connect(office: subprocess.Popen, pipe: str, timeout: float):
 
 def document_convert(desktop, request: dict) -> None:
     load = properties(
-        Hidden=True, ReadOnly=True, MacroExecutionMode=NEVER_EXECUTE, UpdateDocMode=NO_UPDATE,
+        Hidden=True,
+        ReadOnly=True,
+        MacroExecutionMode=NEVER_EXECUTE,
+        UpdateDocMode=NO_UPDATE,
         FilterName=request["import_filter"],
-    )  # fmt: skip
+    )
     document = desktop.loadComponentFromURL(uno.systemPathToFileUrl(request["source"]), "_blank", 0, load)
     if document is None:
         raise ValueError("the document could not be opened")

@@ -80,9 +80,18 @@ def _job_link(job_id) -> str:
 class AttemptInline(ReadOnlyInline):
     model = ProcessingAttempt
     fields = readonly_fields = (
-        "number", "state", "phase", "session", "processor_contract", "started_at", "lease_expires_at", "ended_at",
-        "failure_class", "failure_code", "failure_message",
-    )  # fmt: skip
+        "number",
+        "state",
+        "phase",
+        "session",
+        "processor_contract",
+        "started_at",
+        "lease_expires_at",
+        "ended_at",
+        "failure_class",
+        "failure_code",
+        "failure_message",
+    )
     ordering = ("number",)
 
 
@@ -99,8 +108,16 @@ class ArtifactInline(ReadOnlyInline):
 @admin.register(ProcessingJob)
 class ProcessingJobAdmin(ReadOnlyAdmin):
     list_display = (
-        "short_id", "operation", "state", "phase", "requester", "project", "attempt_count", "created_at", "duration",
-    )  # fmt: skip
+        "short_id",
+        "operation",
+        "state",
+        "phase",
+        "requester",
+        "project",
+        "attempt_count",
+        "created_at",
+        "duration",
+    )
     list_filter = ("state", "operation", "failure_class", "cache_hit")
     search_fields = ("id",)  # the search itself is get_search_results: ids, requester and project names
     search_help_text = "A job id (or its first characters), a requester's username, or a project's name or id."

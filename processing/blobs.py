@@ -7,8 +7,8 @@ from django.db import connection
 from processing.models import ProcessingBlob
 
 # What Processing itself holds a blob by, as a condition on the alias ``blob``: a job's input, an
-# artifact, a staged output, a transfer ticket. Library versions are Workspace's; collectors and
-# the checker ask its facade about the blobs this leaves.
+# artifact, a staged output, a transfer ticket. Other apps hold blobs too (the Library's versions);
+# collectors and the checker ask the keepers they registered (``upkeep.reapers.blob_keeper_register``).
 NOT_REFERENCED_BY_PROCESSING = """
     NOT EXISTS (SELECT 1 FROM processing_processingjob WHERE input_blob_id = blob.id)
     AND NOT EXISTS (SELECT 1 FROM processing_processingartifact WHERE blob_id = blob.id)

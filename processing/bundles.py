@@ -15,7 +15,9 @@ import tarfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-SCHEMA = "project-bundle/v1"
+from quire_wire import PROJECT_BUNDLE_SCHEMA
+
+SCHEMA = PROJECT_BUNDLE_SCHEMA
 WORKSPACE_VERSION = "quire-workspace/1"
 ARCHIVE_MTIME = 0
 

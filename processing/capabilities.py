@@ -1,4 +1,4 @@
-"""Capability projection (architecture §4): which operations exist here, and whether a worker is live.
+"""Capability projection (docs/architecture.md §9): which operations exist here, and whether a worker is live.
 
 An operation appears only if Core knows it, the distribution allows it and the
 deployment names a worker identity for it. It is ``available`` when a live,

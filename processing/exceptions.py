@@ -167,56 +167,6 @@ class TicketInvalid(ProcessingError):
     status_code = 403
 
 
-class IfMatchRequired(ProcessingError):
-    """Send If-Match with the document revision your replacement is based on ("<revision>")."""
-
-    code = "if_match_required"
-    status_code = 428
-
-
-class LibraryVersionInvalid(ProcessingError):
-    """The version must be a version id of this document."""
-
-    code = "library_version_invalid"
-
-
-class RevisionMismatch(ProcessingError):
-    """The document changed since the revision you sent; fetch it and decide again."""
-
-    code = "revision_mismatch"
-    status_code = 412
-
-
-class NotAPdf(ProcessingError):
-    """The body is not a PDF."""
-
-    code = "not_a_pdf"
-
-
-class PdfUnreadable(ProcessingError):
-    """The PDF is damaged beyond reading."""
-
-    code = "pdf_unreadable"
-
-
-class PdfEncrypted(ProcessingError):
-    """The PDF is encrypted with a password; upload an unprotected copy."""
-
-    code = "pdf_encrypted"
-
-
-class PdfEmpty(ProcessingError):
-    """The PDF has no pages."""
-
-    code = "pdf_empty"
-
-
-class PdfTooLarge(PayloadTooLarge):
-    """The PDF is larger than the library accepts."""
-
-    code = "pdf_too_large"
-
-
 class JobNotRetryable(ProcessingError):
     """Only a failed job whose input was captured, and that its content did not make fail, can be retried."""
 

@@ -1,6 +1,5 @@
 from django.urls import path
 
-from processing import library_views
 from processing.ui import build_views
 from processing.ui import task_views as views
 
@@ -22,15 +21,4 @@ urlpatterns = [
     path("projects/<uuid:project_id>/processing/export/pptx", views.export_pptx_submit, name="export-pptx"),
     path("imports/pptx", views.import_section, name="import-section"),
     path("imports/pptx/submit", views.import_pptx_submit, name="import-pptx"),
-    path("projects/<uuid:project_id>/library/upload", library_views.library_upload, name="library-upload"),
-    path(
-        "projects/<uuid:project_id>/library/<uuid:document_id>/panel",
-        library_views.library_document_panel,
-        name="library-document-panel",
-    ),
-    path(
-        "projects/<uuid:project_id>/library/<uuid:document_id>/replace",
-        library_views.library_replace,
-        name="library-replace",
-    ),
 ]

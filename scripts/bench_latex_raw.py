@@ -30,10 +30,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from processing.configuration import Limits as CoreLimits
-from processing.worker.contracts import Executor, Limits
-from processing.worker.job_run import _limits_for
-from processing.worker.processors.latex import LatexProcessor
-from processing.worker.sandbox import BwrapExecutor, LocalExecutor
+from quire_worker.contracts import Executor, Limits
+from quire_worker.job_run import _limits_for
+from quire_worker.processors.latex.compile_pdf import LatexProcessor
+from quire_worker.sandbox import BwrapExecutor, LocalExecutor
 from workspace.starters import LATEX_MAIN
 
 STARTER_DOCUMENT = LATEX_MAIN  # the demo project every new LaTeX project starts from
@@ -75,8 +75,15 @@ def claim_limits(core: CoreLimits | None = None) -> Limits:
     """The limits an agent runs a build with: derived from the claim, as ``job_run`` derives them (a deployment's
     ``wall_seconds`` also bounds the CPU seconds), not the executor's defaults."""
     core = core or CoreLimits()
-    return _limits_for({"limits": {"wall_seconds": core.wall_seconds, "artifact_bytes": core.artifact_bytes,
-                                   "diagnostic_bytes": core.diagnostic_bytes}})  # fmt: skip
+    return _limits_for(
+        {
+            "limits": {
+                "wall_seconds": core.wall_seconds,
+                "artifact_bytes": core.artifact_bytes,
+                "diagnostic_bytes": core.diagnostic_bytes,
+            }
+        }
+    )
 
 
 def build_ms(processor: LatexProcessor, job_dir: Path, executor: Executor, limits: Limits | None = None) -> float:

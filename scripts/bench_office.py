@@ -38,9 +38,15 @@ figures: list[dict] = []
 def report(figure: str, per_rep: list[float], unit: str, n: int, config: str) -> float:
     value = statistics.median(per_rep)
     line = {
-        "figure": figure, "value": round(value, 3), "unit": unit, "n": n, "reps": len(per_rep),
-        "min": round(min(per_rep), 3), "max": round(max(per_rep), 3), "config": config,
-    }  # fmt: skip
+        "figure": figure,
+        "value": round(value, 3),
+        "unit": unit,
+        "n": n,
+        "reps": len(per_rep),
+        "min": round(min(per_rep), 3),
+        "max": round(max(per_rep), 3),
+        "config": config,
+    }
     figures.append(line)
     print(f"  {figure:<38} {value:>10.2f} {unit:<7} min {min(per_rep):.2f}  max {max(per_rep):.2f}  ({config})")
     return value
@@ -63,10 +69,19 @@ def cold_ms(document: Path, work: Path) -> float:
     profile = (work / "cold-profile").as_uri()
     started = time.perf_counter()
     subprocess.run(
-        ["soffice", "--headless", f"-env:UserInstallation={profile}", "--convert-to", "pdf",
-         "--outdir", str(work / "cold-out"), str(document)],
-        check=True, capture_output=True,
-    )  # fmt: skip
+        [
+            "soffice",
+            "--headless",
+            f"-env:UserInstallation={profile}",
+            "--convert-to",
+            "pdf",
+            "--outdir",
+            str(work / "cold-out"),
+            str(document),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return (time.perf_counter() - started) * 1000
 
 

@@ -25,11 +25,11 @@ from PIL import Image
 from pptx import Presentation
 from pptx.util import Inches
 
-from processing.worker.contracts import Limits
-from processing.worker.processors.pptx_import import PptxImportProcessor
-from processing.worker.processors.typst_export import TypstExportProcessor
-from tests.processing.worker.conftest import write_project_bundle
-from tests.processing.worker.executors import SubprocessTestExecutor
+from quire_worker.contracts import Limits
+from quire_worker.processors.pptx.import_typst import PptxImportProcessor
+from quire_worker.processors.typst.export_pptx import TypstExportProcessor
+from tests.worker.conftest import write_project_bundle
+from tests.worker.executors import SubprocessTestExecutor
 
 SLIDES = 20
 REPS = int(os.environ.get("BENCH_REPS", "5"))

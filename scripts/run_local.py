@@ -76,11 +76,24 @@ def _deployment_text(token: str) -> str:
 
 def background_processes(token_file: Path) -> list[tuple[str, list[str], bool]]:
     """(name, command, required): Quire stops when a required process exits."""
+    from scripts.worker_venv import worker_python
+
+    # The agent runs from its own virtual environment (var/worker-venv), as it ships: no Core, no Django.
     worker = [
-        PYTHON, "-m", "processing.worker", "--core-url", f"http://{HOST}:{PORT}", "--token-file", str(token_file),
-        "--instance", "make-run", "--slots", os.environ.get("QUIRE_WORKER_SLOTS", "2"),
-        "--work-dir", str(VAR / "worker"),
-    ]  # fmt: skip
+        str(worker_python()),
+        "-m",
+        "quire_worker",
+        "--core-url",
+        f"http://{HOST}:{PORT}",
+        "--token-file",
+        str(token_file),
+        "--instance",
+        "make-run",
+        "--slots",
+        os.environ.get("QUIRE_WORKER_SLOTS", "2"),
+        "--work-dir",
+        str(VAR / "worker"),
+    ]
     return [
         ("worker", worker, False),
         ("maintenance", [PYTHON, "manage.py", "processing_maintain", "--interval", "5"], False),
@@ -88,14 +101,24 @@ def background_processes(token_file: Path) -> list[tuple[str, list[str], bool]]:
         (
             "web",
             [
-                PYTHON, "-m", "gunicorn", "config.asgi:application",
-                "--worker-class", "config.http.server.QuireWorker",
-                "--bind", f"{HOST}:{PORT}", "--workers", os.environ.get("WEB_CONCURRENCY", "2"),
-                "--graceful-timeout", "10", "--access-logfile", "-",
+                PYTHON,
+                "-m",
+                "gunicorn",
+                "config.asgi:application",
+                "--worker-class",
+                "config.http.server.QuireWorker",
+                "--bind",
+                f"{HOST}:{PORT}",
+                "--workers",
+                os.environ.get("WEB_CONCURRENCY", "2"),
+                "--graceful-timeout",
+                "10",
+                "--access-logfile",
+                "-",
             ],
             True,
         ),
-    ]  # fmt: skip
+    ]
 
 
 def main() -> int:

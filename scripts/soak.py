@@ -72,10 +72,24 @@ class Fleet:
 
     def _command(self, name: str) -> list[str]:
         if name.startswith("agent"):
-            return [sys.executable, "-m", "processing.worker", "--core-url", self.url, "--token-file",
-                    str(self.directory / "worker.token"), "--instance", name, "--slots", "4", "--test-operations",
-                    "--operations", ",".join(OPERATIONS),
-                    "--work-dir", str(self.directory / f"{name}-work")]  # fmt: skip
+            return [
+                sys.executable,
+                "-m",
+                "quire_worker",
+                "--core-url",
+                self.url,
+                "--token-file",
+                str(self.directory / "worker.token"),
+                "--instance",
+                name,
+                "--slots",
+                "4",
+                "--test-operations",
+                "--operations",
+                ",".join(OPERATIONS),
+                "--work-dir",
+                str(self.directory / f"{name}-work"),
+            ]
         if name == "maintenance":
             return [sys.executable, "manage.py", "processing_maintain", "--interval", "2"]
         return [sys.executable, "manage.py", "outbox_relay", "--idle", "0.5"]
@@ -83,8 +97,9 @@ class Fleet:
     def start(self, name: str) -> None:
         log = open(self.directory / f"{name}.log", "ab")  # noqa: SIM115  the process owns it until it ends
         env = {**self.env, "QUIRE_LOG_LEVEL": "INFO"} if name.startswith("agent") else self.env  # claims' story
-        self.processes[name] = subprocess.Popen(self._command(name), cwd=ROOT, env=env, stdout=log,
-                                                stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        self.processes[name] = subprocess.Popen(
+            self._command(name), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
 
     def kill(self, name: str) -> None:
         process = self.processes[name]
@@ -103,9 +118,10 @@ class Fleet:
                 os.killpg(process.pid, signal.SIGKILL)
 
 
-def _user_loop(url: str, token: str, echo_project: str, latex_project: str, stop: threading.Event, tally: Tally,
-               rng: random.Random) -> None:  # fmt: skip
-    from processing.worker.client import CoreError, CoreUnavailable, HttpCoreClient
+def _user_loop(
+    url: str, token: str, echo_project: str, latex_project: str, stop: threading.Event, tally: Tally, rng: random.Random
+) -> None:
+    from quire_worker.client import CoreError, CoreUnavailable, HttpCoreClient
 
     client = HttpCoreClient(url, token, retry_deadline=120)
     while not stop.is_set():
@@ -115,8 +131,12 @@ def _user_loop(url: str, token: str, echo_project: str, latex_project: str, stop
         try:
             if latex:
                 edit = f"% soak {key}\n".encode() + b"\\documentclass{article}\\begin{document}Soak.\\end{document}\n"
-                client._call("PUT", f"/v1/projects/{latex_project}/files/main.tex", body=edit,
-                             headers={"Content-Type": "text/plain"})  # fmt: skip
+                client._call(
+                    "PUT",
+                    f"/v1/projects/{latex_project}/files/main.tex",
+                    body=edit,
+                    headers={"Content-Type": "text/plain"},
+                )
             path = f"/v1/projects/{latex_project}/builds" if latex else f"/v1/projects/{echo_project}/test-echo"
             submit_headers = {"Content-Type": "application/json", "Idempotency-Key": key}
             headers, body = client._call("POST", path, body=b"{}", headers=submit_headers)
@@ -142,8 +162,9 @@ def _chaos(fleet: Fleet, stop: threading.Event, rng: random.Random, log: list[st
             stop.wait(rng.uniform(1, 5))
             fleet.start(name)
         elif action == "kill_web_worker":
-            workers = subprocess.run(["pgrep", "-P", str(fleet.web_master), "-f", "gunicorn"],
-                                     capture_output=True, text=True).stdout.split()  # fmt: skip
+            workers = subprocess.run(
+                ["pgrep", "-P", str(fleet.web_master), "-f", "gunicorn"], capture_output=True, text=True
+            ).stdout.split()
             if workers:
                 os.kill(int(rng.choice(workers)), signal.SIGKILL)  # gunicorn starts a new one
         elif action == "restart_postgres":
@@ -185,14 +206,20 @@ def _diagnose(fleet: "Fleet", tally: Tally) -> None:
     print(f"  stuck by state/operation {list(stuck.values_list('state', 'operation').annotate(n=Count('pk')))}")
     running = ProcessingAttempt.objects.filter(state=AttemptState.RUNNING).select_related("session")
     for attempt in running[:10]:
-        print(f"  running attempt {attempt.job_id} #{attempt.number} lease {attempt.lease_expires_at} "
-              f"session {attempt.session.instance if attempt.session else None}")  # fmt: skip
+        print(
+            f"  running attempt {attempt.job_id} #{attempt.number} lease {attempt.lease_expires_at} "
+            f"session {attempt.session.instance if attempt.session else None}"
+        )
     for session in WorkerSession.objects.order_by("-registered_at")[:6]:
-        print(f"  session {session.instance} {session.state} expires {session.expires_at} "
-              f"heartbeat {session.last_heartbeat_at}")  # fmt: skip
+        print(
+            f"  session {session.instance} {session.state} expires {session.expires_at} "
+            f"heartbeat {session.last_heartbeat_at}"
+        )
     for attempt in ProcessingAttempt.objects.order_by("-started_at").select_related("session")[:12]:
-        print(f"  recent attempt {attempt.claim_id} {attempt.state} started {attempt.started_at} "
-              f"ended {attempt.ended_at} session {attempt.session.instance if attempt.session else None}")  # fmt: skip
+        print(
+            f"  recent attempt {attempt.claim_id} {attempt.state} started {attempt.started_at} "
+            f"ended {attempt.ended_at} session {attempt.session.instance if attempt.session else None}"
+        )
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pid, state, now() - xact_start, left(query, 100) FROM pg_stat_activity "
@@ -246,8 +273,9 @@ def _report(tally: Tally, chaos_log: list[str], drained: bool, verdict: subproce
 
 def _web_master() -> int:
     """The pid of this soak's gunicorn master: our own child, never another gunicorn on the machine."""
-    found = subprocess.run(["pgrep", "-P", str(os.getpid()), "-f", "config.asgi:application"],
-                           capture_output=True, text=True).stdout.split()  # fmt: skip
+    found = subprocess.run(
+        ["pgrep", "-P", str(os.getpid()), "-f", "config.asgi:application"], capture_output=True, text=True
+    ).stdout.split()
     if len(found) != 1:
         raise RuntimeError(f"expected one web server started by this soak, found {found}")
     return int(found[0])
@@ -261,9 +289,15 @@ def main() -> int:
     with bench_database("quire_soak") as database_url:
         deployment = str(deployment_write(directory, operations=OPERATIONS, limits=LIMITS))
         broker = AMQP if _rabbit_up() else ""
-        env = {"QUIRE_DEPLOYMENT_FILE": deployment, "QUIRE_TEST_OPERATIONS": "true", "DEBUG": "false",
-               "QUIRE_LOG_LEVEL": "WARNING", "OFFICE_WARM_ON_START": "false", "OUTBOX_BROKER_URL": broker,
-               "QUIRE_STORAGE_DIR": str(directory / "storage")}  # fmt: skip
+        env = {
+            "QUIRE_DEPLOYMENT_FILE": deployment,
+            "QUIRE_TEST_OPERATIONS": "true",
+            "DEBUG": "false",
+            "QUIRE_LOG_LEVEL": "WARNING",
+            "OFFICE_WARM_ON_START": "false",
+            "OUTBOX_BROKER_URL": broker,
+            "QUIRE_STORAGE_DIR": str(directory / "storage"),
+        }
         os.environ.update(env)
         django_setup()
         from django.contrib.auth import get_user_model
@@ -299,9 +333,13 @@ def main() -> int:
                 if fleet.processes[name].poll() is not None:
                     fleet.start(name)
             drained = _drained(tally.jobs, timeout=float(os.environ.get("SOAK_DRAIN_SECONDS", "300")))
-            verdict = subprocess.run([sys.executable, "manage.py", "processing_check", "--slack", "30"], cwd=ROOT,
-                                     env={**os.environ, "DATABASE_URL": database_url}, capture_output=True,
-                                     text=True)  # fmt: skip
+            verdict = subprocess.run(
+                [sys.executable, "manage.py", "processing_check", "--slack", "30"],
+                cwd=ROOT,
+                env={**os.environ, "DATABASE_URL": database_url},
+                capture_output=True,
+                text=True,
+            )
             if not drained:
                 _diagnose(fleet, tally)
             fleet.stop_all()

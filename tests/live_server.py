@@ -51,12 +51,25 @@ def quire_server(
     log = open(storage_dir.parent / f"server-{port}.log", "ab")  # noqa: SIM115  closed below
     process = subprocess.Popen(
         [
-            sys.executable, "-m", "gunicorn", "config.asgi:application",
-            "--worker-class", "config.http.server.QuireWorker", "--workers", str(workers),
-            "--bind", f"127.0.0.1:{port}", "--graceful-timeout", "2",
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.asgi:application",
+            "--worker-class",
+            "config.http.server.QuireWorker",
+            "--workers",
+            str(workers),
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--graceful-timeout",
+            "2",
         ],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_until_serving(url, process, storage_dir.parent / f"server-{port}.log")

@@ -29,11 +29,12 @@ def fuzz_data(settings, tmp_path):
     project = ProjectFactory(owner=owner, starter=True)
     from processing.submission.submit import job_submit
 
-    job_id = job_submit(actor_id=owner.pk, operation_name="latex.compile.pdf/v1", idempotency_key="seed",
-                        project_id=project.pk).job_id  # fmt: skip
+    job_id = job_submit(
+        actor_id=owner.pk, operation_name="latex.compile.pdf/v1", idempotency_key="seed", project_id=project.pk
+    ).job_id
     job = build_to_success(job_id)
-    from tests.processing.library.factories import accept
-    from tests.processing.library.pdfs import text_pdf
+    from tests.library.factories import accept
+    from tests.library.pdfs import text_pdf
 
     document = accept(owner, project, text_pdf(["Fuzzing finds what reading misses."]), key="fuzz-library")
     return {

@@ -11,8 +11,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from processing.worker.contracts import FailureClass, Limits, ProcessorFailure
-from processing.worker.unpack import bundle_unpack
+from quire_worker.contracts import FailureClass, Limits, ProcessorFailure
+from quire_worker.unpack import bundle_unpack
 
 CORPORA = Path(__file__).resolve().parent / "corpora"
 EXPECTED: dict[str, str] = json.loads((CORPORA / "expectations.json").read_text())
@@ -37,27 +37,33 @@ def test_hostile_presentations_are_refused_at_submission(owner_client, extended,
     from processing.models import ProcessingJob
 
     response = owner_client.generic(
-        "POST", "/v1/imports/pptx?filename=deck.pptx", (CORPORA / name).read_bytes(),
+        "POST",
+        "/v1/imports/pptx?filename=deck.pptx",
+        (CORPORA / name).read_bytes(),
         content_type="application/vnd.openxmlformats-officedocument.presentationml.presentation",
         HTTP_IDEMPOTENCY_KEY=f"corpus-{name}",
-    )  # fmt: skip
+    )
     assert response.status_code == 400
     assert response.json()["error"]["code"] == EXPECTED[name]
     assert not ProcessingJob.objects.exists()
 
 
 def test_a_nested_zip_bomb_inside_a_presentation_is_never_expanded(tmp_path):
-    from processing.worker.processors.pptx_import import PptxImportProcessor
-    from processing.worker.sandbox import BwrapExecutor
+    from quire_worker.processors.pptx.import_typst import PptxImportProcessor
+    from quire_worker.sandbox import BwrapExecutor
 
     (tmp_path / "in").mkdir()
     (tmp_path / "out").mkdir()
     (tmp_path / "in" / "input.pptx").write_bytes((CORPORA / "pptx/nested-bomb.pptx").read_bytes())
     try:
         PptxImportProcessor().run(
-            input_dir=tmp_path / "in", output_dir=tmp_path / "out", request={"input_profile": "editable"},
-            limits=Limits(wall_seconds=60), cancel=threading.Event(), executor=BwrapExecutor(),
-        )  # fmt: skip
+            input_dir=tmp_path / "in",
+            output_dir=tmp_path / "out",
+            request={"input_profile": "editable"},
+            limits=Limits(wall_seconds=60),
+            cancel=threading.Event(),
+            executor=BwrapExecutor(),
+        )
     except ProcessorFailure as failure:
         assert failure.failure_class in (FailureClass.INVALID_INPUT, FailureClass.RESOURCE_LIMIT)
     written = sum(path.stat().st_size for path in tmp_path.rglob("*") if path.is_file())
@@ -80,8 +86,8 @@ def test_hostile_bundles_are_refused_by_the_agent_and_write_nothing_outside(tmp_
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", corpus("bundles"))
 def test_hostile_bundles_are_refused_by_the_import_finalizer(name):
-    from processing.finalization.finalizers import FinalizationRejected
     from processing.finalization.provisioning import bundle_to_prepared_project
+    from processing.finalization.publication import FinalizationRejected
 
     with pytest.raises(FinalizationRejected):
         bundle_to_prepared_project((CORPORA / name).read_bytes(), fallback_name="x")
@@ -91,22 +97,34 @@ def test_hostile_bundles_are_refused_by_the_import_finalizer(name):
 
 
 def _latex(tmp_path: Path, source: bytes, limits: Limits):
-    from processing.worker.processors.latex import LatexProcessor
-    from processing.worker.sandbox import BwrapExecutor
+    from quire_worker.processors.latex.compile_pdf import LatexProcessor
+    from quire_worker.sandbox import BwrapExecutor
 
     files = tmp_path / "input" / "files"
     files.mkdir(parents=True)
     (files / "main.tex").write_bytes(source)
-    manifest = {"schema": "project-bundle/v1", "project_type": "latex", "entry_path": "main.tex",
-                "settings": {"compiler": "pdflatex"}, "workspace_version": "1", "content_generation": 1,
-                "source_epoch": 1_700_000_000, "files": [{"path": "main.tex", "kind": "text", "length": len(source),
-                                                           "sha256": hashlib.sha256(source).hexdigest()}]}  # fmt: skip
+    manifest = {
+        "schema": "project-bundle/v1",
+        "project_type": "latex",
+        "entry_path": "main.tex",
+        "settings": {"compiler": "pdflatex"},
+        "workspace_version": "1",
+        "content_generation": 1,
+        "source_epoch": 1_700_000_000,
+        "files": [
+            {"path": "main.tex", "kind": "text", "length": len(source), "sha256": hashlib.sha256(source).hexdigest()}
+        ],
+    }
     (tmp_path / "input" / "manifest.json").write_text(json.dumps(manifest))
     (tmp_path / "output").mkdir()
     return LatexProcessor().run(
-        input_dir=tmp_path / "input", output_dir=tmp_path / "output", request={}, limits=limits,
-        cancel=threading.Event(), executor=BwrapExecutor(),
-    )  # fmt: skip
+        input_dir=tmp_path / "input",
+        output_dir=tmp_path / "output",
+        request={},
+        limits=limits,
+        cancel=threading.Event(),
+        executor=BwrapExecutor(),
+    )
 
 
 @pytest.mark.parametrize("name", [n for n in corpus("tex") if EXPECTED[n] == "resource_limit"])
@@ -143,8 +161,12 @@ def test_tex_cannot_escape_to_a_shell(tmp_path):
 def test_hostile_yjs_updates_are_refused_and_store_nothing(owner_client, project, name):
     from collaboration.models import AcceptedUpdate
 
-    response = owner_client.generic("POST", f"/v1/projects/{project.pk}/documents/main.tex/updates",
-                                    (CORPORA / name).read_bytes(), content_type="application/octet-stream")  # fmt: skip
+    response = owner_client.generic(
+        "POST",
+        f"/v1/projects/{project.pk}/documents/main.tex/updates",
+        (CORPORA / name).read_bytes(),
+        content_type="application/octet-stream",
+    )
     assert (response.status_code, response.json()["error"]["code"]) == (400, EXPECTED[name])
     assert not AcceptedUpdate.objects.exists()
 
@@ -153,9 +175,12 @@ def test_hostile_yjs_updates_are_refused_and_store_nothing(owner_client, project
 def test_an_enormous_yjs_update_is_413_and_stores_nothing(owner_client, project, settings):
     from collaboration.models import AcceptedUpdate
 
-    response = owner_client.generic("POST", f"/v1/projects/{project.pk}/documents/main.tex/updates",
-                                    b"\x01" * (settings.COLLAB_MAX_UPDATE_BYTES + 1),
-                                    content_type="application/octet-stream")  # fmt: skip
+    response = owner_client.generic(
+        "POST",
+        f"/v1/projects/{project.pk}/documents/main.tex/updates",
+        b"\x01" * (settings.COLLAB_MAX_UPDATE_BYTES + 1),
+        content_type="application/octet-stream",
+    )
     assert (response.status_code, response.json()["error"]["code"]) == (413, "update_too_large")
     assert not AcceptedUpdate.objects.exists()
 
@@ -215,45 +240,57 @@ def test_the_corpora_are_what_the_generator_writes(tmp_path, monkeypatch):
 @pytest.mark.parametrize("name", [n for n in corpus("pdf") if EXPECTED[n].startswith("400")])
 def test_hostile_pdfs_are_refused_by_the_library_and_store_nothing(owner_client, project, configure_deployment, name):
     configure_deployment()
+    from library.models import LibraryDocument
     from processing.models import ProcessingJob
-    from workspace.models import LibraryDocument
 
-    response = owner_client.generic("POST", f"/v1/projects/{project.pk}/library?filename=x.pdf",
-                                    (CORPORA / name).read_bytes(), content_type="application/pdf",
-                                    HTTP_IDEMPOTENCY_KEY=f"corpus-{name}")  # fmt: skip
+    response = owner_client.generic(
+        "POST",
+        f"/v1/projects/{project.pk}/library?filename=x.pdf",
+        (CORPORA / name).read_bytes(),
+        content_type="application/pdf",
+        HTTP_IDEMPOTENCY_KEY=f"corpus-{name}",
+    )
     status, code = EXPECTED[name].split()
     assert (response.status_code, response.json()["error"]["code"]) == (int(status), code)
     assert not LibraryDocument.objects.exists() and not ProcessingJob.objects.exists()
 
 
 def test_a_pdf_with_a_huge_page_count_is_indexed_up_to_the_page_bound_and_says_so(tmp_path):
-    from processing.worker.processors.pdf_text import MAX_PAGES, PdfTextProcessor
-    from processing.worker.sandbox import BwrapExecutor
+    from quire_worker.processors.pdf.index_text import MAX_PAGES, PdfTextProcessor
+    from quire_worker.sandbox import BwrapExecutor
 
     (tmp_path / "in").mkdir()
     (tmp_path / "out").mkdir()
     (tmp_path / "in" / "input.pdf").write_bytes((CORPORA / "pdf/huge-page-count.pdf").read_bytes())
     result = PdfTextProcessor().run(
-        input_dir=tmp_path / "in", output_dir=tmp_path / "out", request={}, limits=Limits(wall_seconds=60),
-        cancel=threading.Event(), executor=BwrapExecutor(),
-    )  # fmt: skip
+        input_dir=tmp_path / "in",
+        output_dir=tmp_path / "out",
+        request={},
+        limits=Limits(wall_seconds=60),
+        cancel=threading.Event(),
+        executor=BwrapExecutor(),
+    )
     pages = json.loads(result.outputs[0].path.read_text())
     assert (pages["page_count"], pages["indexed_pages"], pages["truncated"]) == (5000, MAX_PAGES, True)
     assert any("Only part of the text" in entry.message for entry in result.diagnostics.entries)
 
 
 def test_a_pdf_too_slow_to_extract_within_the_budget_is_a_resource_limit(tmp_path):
-    from processing.worker.processors.pdf_text import PdfTextProcessor
-    from processing.worker.sandbox import BwrapExecutor
+    from quire_worker.processors.pdf.index_text import PdfTextProcessor
+    from quire_worker.sandbox import BwrapExecutor
 
     (tmp_path / "in").mkdir()
     (tmp_path / "out").mkdir()
     (tmp_path / "in" / "input.pdf").write_bytes((CORPORA / "pdf/huge-page-count.pdf").read_bytes())
     with pytest.raises(ProcessorFailure) as failure:
         PdfTextProcessor(time_budget_seconds=0).run(
-            input_dir=tmp_path / "in", output_dir=tmp_path / "out", request={}, limits=Limits(wall_seconds=60),
-            cancel=threading.Event(), executor=BwrapExecutor(),
-        )  # fmt: skip
+            input_dir=tmp_path / "in",
+            output_dir=tmp_path / "out",
+            request={},
+            limits=Limits(wall_seconds=60),
+            cancel=threading.Event(),
+            executor=BwrapExecutor(),
+        )
     assert failure.value.failure_class == FailureClass.RESOURCE_LIMIT
 
 

@@ -73,15 +73,3 @@ class InvalidBundle(WorkspaceError):
     """The bundle cannot become a project."""
 
     code = "invalid_bundle"
-
-
-class LibraryDocumentNotFound(NotFound):
-    """No library document with that id in this project."""
-
-    code = "library_document_not_found"
-
-
-class SearchQueryInvalid(WorkspaceError):
-    """The search query cannot be used."""
-
-    code = "search_query_invalid"

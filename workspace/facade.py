@@ -3,20 +3,15 @@
 import uuid
 from dataclasses import dataclass
 
-from workspace import documents, library, limits, provisioning, selectors, services, snapshots
-from workspace import library_search as library_search_module
+from workspace import documents, limits, provisioning, selectors, services, snapshots
 from workspace.exceptions import (
     FileNotFound,
     FileTooLarge,
     InvalidBundle,
-    LibraryDocumentNotFound,
     NotATextDocument,
-    SearchQueryInvalid,
     VersionMismatch,
     WorkspaceError,
 )
-from workspace.library import DocumentSummary, NewVersion, VersionSummary
-from workspace.library_search import SearchHit
 from workspace.models import FileKind
 from workspace.paths import path_normalize
 from workspace.provisioning import PreparedProject
@@ -34,16 +29,10 @@ __all__ = [
     "FrozenFile",
     "FrozenSnapshot",
     "InvalidBundle",
-    "LibraryDocumentNotFound",
-    "LibraryDocumentSummary",
-    "LibraryNewVersion",
-    "LibrarySearchHit",
-    "LibraryVersionSummary",
     "NotATextDocument",
     "PinnedContentMissing",
     "PreparedProject",
     "ProjectSummary",
-    "SearchQueryInvalid",
     "VersionMismatch",
     "WorkspaceError",
     "document_describe",
@@ -57,20 +46,6 @@ __all__ = [
     "file_content_read",
     "file_meta_for",
     "file_written",
-    "library_blob_ids_in_use",
-    "library_document_describe",
-    "library_document_open",
-    "library_document_revision",
-    "library_documents_of",
-    "library_documents_with_lagging_search",
-    "library_pages_index",
-    "library_request_advance",
-    "library_search",
-    "library_searchable_advance",
-    "library_title_clean",
-    "library_version_insert",
-    "library_version_of_job",
-    "library_versions_since",
     "pin_release",
     "project_describe",
     "project_ids_matching",
@@ -245,69 +220,6 @@ def provision_commit(*, prepared: PreparedProject, owner_id: int) -> uuid.UUID:
     return provisioning.provision_commit(prepared=prepared, owner_id=owner_id)
 
 
-# --- PDF library (seed 002). Writes join the caller's transaction; Processing owns that transaction. ---
-
-LibraryDocumentSummary = DocumentSummary
-LibraryVersionSummary = VersionSummary
-LibraryNewVersion = NewVersion
-LibrarySearchHit = SearchHit
-
-
-def library_title_clean(*, title: str | None) -> str | None:
-    return library.title_clean(title)
-
-
-def library_document_open(*, project_id: uuid.UUID, title: str, created_by_id: int) -> uuid.UUID:
-    """Insert a new document at revision 0 (raises LibraryDocumentNotFound when the project is gone)."""
-    return library.document_open(project_id=project_id, title=title, created_by_id=created_by_id)
-
-
-def library_version_insert(*, document_id: uuid.UUID, number: int, new: NewVersion) -> VersionSummary:
-    return library.version_insert(document_id=document_id, number=number, new=new)
-
-
-def library_request_advance(
-    *, project_id: uuid.UUID, document_id: uuid.UUID, version_id: uuid.UUID, expected_revision: int, title: str | None
-) -> int | None:
-    """The conditional revision update; the new revision, or None when the document is not at ``expected``."""
-    return library.request_advance(
-        project_id=project_id, document_id=document_id, version_id=version_id,
-        expected_revision=expected_revision, title=title,
-    )  # fmt: skip
-
-
-def library_document_revision(*, project_id: uuid.UUID, document_id: uuid.UUID) -> int | None:
-    return library.document_revision(project_id=project_id, document_id=document_id)
-
-
-def library_document_describe(*, project_id: uuid.UUID, document_id: uuid.UUID) -> DocumentSummary:
-    return library.document_describe(project_id=project_id, document_id=document_id)
-
-
-def library_documents_of(*, project_id: uuid.UUID) -> list[DocumentSummary]:
-    return library.documents_of(project_id=project_id)
-
-
-def library_version_of_job(*, job_id: uuid.UUID) -> VersionSummary | None:
-    return library.version_of_job(job_id=job_id)
-
-
-def library_blob_ids_in_use(*, blob_ids: list[int]) -> set[int]:
-    return library.blob_ids_in_use(blob_ids=blob_ids)
-
-
-def library_pages_index(*, version_id: uuid.UUID, pages: list[tuple[int, str]]) -> int:
-    return library.pages_index(version_id=version_id, pages=pages)
-
-
-def library_searchable_advance(*, document_id: uuid.UUID, version_id: uuid.UUID) -> bool:
-    return library.searchable_advance(document_id=document_id, version_id=version_id)
-
-
-def library_search(*, project_id: uuid.UUID, query: str, limit: int = 20) -> list[SearchHit]:
-    return library_search_module.library_search(project_id=project_id, query=query, limit=limit)
-
-
 # --- names for listings (the task center and the operators' admin) --------------------------------
 def project_names_of(*, project_ids) -> dict[uuid.UUID, str]:
     """Names of the projects that still exist, by id, in one query. Callers authorize first."""
@@ -322,19 +234,3 @@ def project_ids_matching(*, text: str, limit: int = 500) -> list[uuid.UUID]:
     from workspace.models import Project
 
     return list(Project.objects.filter(name__icontains=text).values_list("pk", flat=True)[:limit])
-
-
-# --- library facts for the invariant checker ---------------------------------------------------------
-def library_versions_since(*, since) -> list[tuple[uuid.UUID, uuid.UUID]]:
-    """(version id, indexing job id) of every version accepted since ``since``."""
-    return library.versions_since(since=since)
-
-
-def library_version_blobs() -> list[tuple[uuid.UUID, int]]:
-    """(version id, PDF blob id) of every library version."""
-    return library.version_blobs()
-
-
-def library_documents_with_lagging_search() -> list[uuid.UUID]:
-    """Documents whose requested version is indexed while an older one is still the searchable one."""
-    return library.documents_with_lagging_search()

@@ -16,10 +16,32 @@ MAX_PATH_BYTES = 1024
 
 TEXT_EXTENSIONS = frozenset(
     {
-        ".tex", ".ltx", ".typ", ".bib", ".bst", ".bbx", ".cbx", ".cls", ".sty", ".dtx", ".ins", ".def",
-        ".cfg", ".clo", ".fd", ".txt", ".md", ".csv", ".tsv", ".json", ".toml", ".yaml", ".yml", ".lua",
+        ".tex",
+        ".ltx",
+        ".typ",
+        ".bib",
+        ".bst",
+        ".bbx",
+        ".cbx",
+        ".cls",
+        ".sty",
+        ".dtx",
+        ".ins",
+        ".def",
+        ".cfg",
+        ".clo",
+        ".fd",
+        ".txt",
+        ".md",
+        ".csv",
+        ".tsv",
+        ".json",
+        ".toml",
+        ".yaml",
+        ".yml",
+        ".lua",
     }
-)  # fmt: skip
+)
 
 
 def path_normalize(raw: str) -> str:

@@ -144,9 +144,12 @@ def content_commit(
         if existing is None:
             _mutated(project, now, files=1, size_bytes=prepared.size_bytes)
             created = ProjectFile.objects.create(
-                project=project, path=prepared.path, kind=prepared.kind,
-                sha256=prepared.sha256, size_bytes=prepared.size_bytes,
-            )  # fmt: skip
+                project=project,
+                path=prepared.path,
+                kind=prepared.kind,
+                sha256=prepared.sha256,
+                size_bytes=prepared.size_bytes,
+            )
             return created, True
         _mutated(project, now, size_bytes=prepared.size_bytes - existing.size_bytes)
         if existing.sha256 != prepared.sha256:
@@ -189,9 +192,13 @@ def file_write(
     else:
         file, created = content_commit(project_id=project_id, prepared=prepared, expected_version=expected_version)
     announcement = {
-        "project_id": project_id, "path": file.path, "kind": file.kind,
-        "sha256": file.sha256, "size_bytes": file.size_bytes, "actor_id": actor_id,
-    }  # fmt: skip
+        "project_id": project_id,
+        "path": file.path,
+        "kind": file.kind,
+        "sha256": file.sha256,
+        "size_bytes": file.size_bytes,
+        "actor_id": actor_id,
+    }
     transaction.on_commit(lambda: signals.file_written.send(sender=None, **announcement))
     return file, created
 
@@ -199,7 +206,7 @@ def file_write(
 def file_delete(*, actor_id: int, project_id: uuid.UUID, path: str) -> None:
     access.permission_require(user_id=actor_id, project_id=project_id, permission=access.Permission.EDIT)
     path = path_normalize(path)
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         project = fence_enter(project_id)
         existing = ProjectFile.objects.filter(project=project, path=path).first()
         if existing is None:
@@ -211,7 +218,7 @@ def file_delete(*, actor_id: int, project_id: uuid.UUID, path: str) -> None:
 def file_move(*, actor_id: int, project_id: uuid.UUID, path: str, new_path: str) -> ProjectFile:
     access.permission_require(user_id=actor_id, project_id=project_id, permission=access.Permission.EDIT)
     path, new_path = path_normalize(path), path_normalize(new_path)
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         project = fence_enter(project_id)
         existing = ProjectFile.objects.filter(project=project, path=path).first()
         if existing is None:
@@ -272,11 +279,15 @@ def project_create(
     starter_files = (
         [text_prepare(path=path, text=text) for path, text in STARTERS[project_type].items()] if starter else []
     )
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         project = Project.objects.create(
-            name=name, type=project_type, entry_path=entry_path, compiler=compiler,
-            created_by_id=actor_id, content_changed_at=timezone.now(),
-        )  # fmt: skip
+            name=name,
+            type=project_type,
+            entry_path=entry_path,
+            compiler=compiler,
+            created_by_id=actor_id,
+            content_changed_at=timezone.now(),
+        )
         access.grant_owner(project_id=project.pk, user_id=actor_id)
         for prepared in starter_files:
             content_commit(project_id=project.pk, prepared=prepared)
@@ -294,7 +305,7 @@ def project_update(
 ) -> Project:
     """Change a project's name or build settings; settings changes bump the generation."""
     access.permission_require(user_id=actor_id, project_id=project_id, permission=access.Permission.EDIT)
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         project = fence_enter(project_id)
         new_entry, new_compiler = settings_validate(
             project.type,
@@ -317,7 +328,7 @@ def project_update(
 def project_delete(*, actor_id: int, project_id: uuid.UUID) -> None:
     """Delete a project, its files and grants. Content bytes stay (content is shared by digest)."""
     access.permission_require(user_id=actor_id, project_id=project_id, permission=access.Permission.DELETE)
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         project = fence_enter(project_id)
         access.grants_delete_for_project(project_id=project.pk)
         project.delete()

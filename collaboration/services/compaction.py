@@ -16,7 +16,7 @@ from collaboration.models import AcceptedUpdate, DocumentLog
 
 def log_compact(*, file_id: int) -> int:
     """Fold the whole log into the snapshot and drop the folded updates; returns how many were dropped."""
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         log = DocumentLog.objects.select_for_update().filter(file_id=file_id).first()
         if log is None:
             return 0

@@ -1,5 +1,7 @@
 """drf-spectacular hooks: the public document covers ``/v1/`` only; the worker protocol has its own."""
 
+from quire_wire import PROTOCOL_PREFIX
+
 
 def public_endpoints_only(endpoints):
     return [endpoint for endpoint in endpoints if endpoint[0].startswith("/v1/")]
@@ -9,7 +11,7 @@ def worker_endpoints_only(endpoints):
     return [
         endpoint
         for endpoint in endpoints
-        if endpoint[0].startswith("/internal/processing/v1/") and not endpoint[0].endswith("/schema")
+        if endpoint[0].startswith(PROTOCOL_PREFIX + "/") and not endpoint[0].endswith("/schema")
     ]
 
 

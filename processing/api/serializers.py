@@ -119,9 +119,10 @@ class CapabilitiesSerializer(serializers.Serializer):
 
 class BuildInputSerializer(serializers.Serializer):
     compiler = serializers.ChoiceField(
-        choices=["pdflatex", "xelatex", "lualatex"], required=False,
+        choices=["pdflatex", "xelatex", "lualatex"],
+        required=False,
         help_text="Override the project's compiler for this build.",
-    )  # fmt: skip
+    )
 
 
 class DiagnosticsSerializer(serializers.Serializer):

@@ -56,8 +56,9 @@ class PageBoxSerializer(serializers.Serializer):
 
 
 class ForwardAnswerSerializer(PageBoxSerializer):
-    boxes = PageBoxSerializer(many=True, help_text="Every page the line landed on, in page order; the first "
-                              "is the answer above.")  # fmt: skip
+    boxes = PageBoxSerializer(
+        many=True, help_text="Every page the line landed on, in page order; the first is the answer above."
+    )
 
 
 class InverseAnswerSerializer(serializers.Serializer):
@@ -65,8 +66,10 @@ class InverseAnswerSerializer(serializers.Serializer):
     line = serializers.IntegerField(help_text="1-based source line.")
 
 
-NOT_FOUND = error("`job_not_found`, `synctex_not_available` (no SyncTeX data: not a finished LaTeX build), "
-                  "`synctex_unreadable`, or `synctex_no_match`.")  # fmt: skip
+NOT_FOUND = error(
+    "`job_not_found`, `synctex_not_available` (no SyncTeX data: not a finished LaTeX build), "
+    "`synctex_unreadable`, or `synctex_no_match`."
+)
 BAD_QUERY = error("`synctex_query_invalid`; `details` names the parameters.")
 
 # digest → (the parsed file, or why it is unreadable; its footprint in bytes), the last asked for last

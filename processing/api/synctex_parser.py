@@ -82,8 +82,12 @@ class SyncTexIndex:
     def box_rectangle(self, box: int) -> tuple[float, float, float, float]:
         """(left, top, right, bottom) of a box in PDF points."""
         scale, x0, y0 = self.scale()
-        return (self.box_left[box] * scale + x0, self.box_top[box] * scale + y0,
-                self.box_right[box] * scale + x0, self.box_bottom[box] * scale + y0)  # fmt: skip
+        return (
+            self.box_left[box] * scale + x0,
+            self.box_top[box] * scale + y0,
+            self.box_right[box] * scale + x0,
+            self.box_bottom[box] * scale + y0,
+        )
 
     def area(self, box: int) -> int:
         return (self.box_right[box] - self.box_left[box]) * (self.box_bottom[box] - self.box_top[box])
@@ -156,8 +160,12 @@ class _Reader:
 
     def preamble(self, record: bytes) -> None:
         name, _, value = record.partition(b":")
-        field = {b"Magnification": "magnification", b"Unit": "unit", b"X Offset": "x_offset",
-                 b"Y Offset": "y_offset"}.get(name)  # fmt: skip
+        field = {
+            b"Magnification": "magnification",
+            b"Unit": "unit",
+            b"X Offset": "x_offset",
+            b"Y Offset": "y_offset",
+        }.get(name)
         if field is not None and self.sheet is None and not self.index.sheets:
             setattr(self.index, field, int(value))
             if self.index.unit <= 0 or self.index.magnification <= 0:
@@ -306,11 +314,15 @@ def _united_per_page(index: SyncTexIndex, boxes: list[int]) -> list[PageBox]:
         rectangle, page = index.box_rectangle(box), index.box_page[box]
         known = extents.get(page, rectangle)
         extents[page] = (
-            min(rectangle[0], known[0]), min(rectangle[1], known[1]),
-            max(rectangle[2], known[2]), max(rectangle[3], known[3]),
-        )  # fmt: skip
-    return [PageBox(page, left, top, right - left, bottom - top)
-            for page, (left, top, right, bottom) in sorted(extents.items())]  # fmt: skip
+            min(rectangle[0], known[0]),
+            min(rectangle[1], known[1]),
+            max(rectangle[2], known[2]),
+            max(rectangle[3], known[3]),
+        )
+    return [
+        PageBox(page, left, top, right - left, bottom - top)
+        for page, (left, top, right, bottom) in sorted(extents.items())
+    ]
 
 
 def synctex_inverse(index: SyncTexIndex, page: int, x: float, y: float, paths: dict[int, str]) -> SourceLine | None:

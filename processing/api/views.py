@@ -197,9 +197,13 @@ class JobListApi(APIView):
         except ValueError as exc:
             raise InvalidOptions("project_id must be a UUID and limit a number.") from exc
         jobs, next_cursor = selectors.jobs_visible_to(
-            user_id=request.user.pk, state=state, project_id=project_id, operation=params.get("operation"),
-            cursor=params.get("cursor"), limit=limit,
-        )  # fmt: skip
+            user_id=request.user.pk,
+            state=state,
+            project_id=project_id,
+            operation=params.get("operation"),
+            cursor=params.get("cursor"),
+            limit=limit,
+        )
         context = _requester_names(request.user)
         return Response({"jobs": JobSerializer(jobs, many=True, context=context).data, "next_cursor": next_cursor})
 
@@ -252,8 +256,9 @@ class JobDetailApi(APIView):
         wait_seconds = _wait_seconds(request.query_params.get("wait"))
         if not wait_seconds:
             return job_response(selectors.job_visible(user_id=request.user.pk, job_id=job_id), request.user)
-        return job_response(job_when_ended(user_id=request.user.pk, job_id=job_id, wait_seconds=wait_seconds),
-                            request.user)  # fmt: skip
+        return job_response(
+            job_when_ended(user_id=request.user.pk, job_id=job_id, wait_seconds=wait_seconds), request.user
+        )
 
 
 class JobCancelApi(APIView):
@@ -296,10 +301,13 @@ class JobDiagnosticsApi(APIView):
         operation_id="processing_jobs_diagnostics",
         description="The job's bounded log as text/plain; with `Accept: application/json`, "
         "the log and the structured entries `[{file, line, severity, message}]`.",
-        responses={(200, "text/plain"): OpenApiTypes.STR, (200, "application/json"): DiagnosticsSerializer,
-                   **ERROR_RESPONSES},
+        responses={
+            (200, "text/plain"): OpenApiTypes.STR,
+            (200, "application/json"): DiagnosticsSerializer,
+            **ERROR_RESPONSES,
+        },
         tags=["processing"],
-    )  # fmt: skip
+    )
     def get(self, request, job_id: uuid.UUID):
         job = selectors.job_visible(user_id=request.user.pk, job_id=job_id)
         if "application/json" in request.headers.get("Accept", ""):

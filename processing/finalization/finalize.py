@@ -14,19 +14,18 @@ import uuid
 from datetime import timedelta
 
 from django.db import InterfaceError, OperationalError, connection, transaction
-from django.utils.module_loading import import_string
 
 from processing.clock import db_now
 from processing.configuration import limits
 from processing.delivered import Delivered, delivered_read
-from processing.finalization.finalizers import FinalizationRejected, Publication
+from processing.finalization.publication import FinalizationRejected, Publication
+from processing.finalization.registry import finalizer_for
 from processing.models import (
     FailureClass,
     JobState,
     ProcessingAttempt,
     ProcessingJob,
 )
-from processing.operations import operation_get
 from processing.transitions import failure_fields, job_transition
 
 logger = logging.getLogger(__name__)
@@ -54,7 +53,7 @@ def job_finalize(*, job_id: uuid.UUID, token: uuid.UUID, delivered: Delivered | 
     job, attempt, staged = delivered or delivered_read(job_id)
     if job.state != JobState.FINALIZING or job.finalization_token != token:
         return job.state
-    finalizer = import_string(operation_get(job.operation).finalizer)
+    finalizer = finalizer_for(job.operation)
     log = {
         "job": str(job.pk),
         "attempt": attempt.number,
@@ -98,9 +97,15 @@ def _publish(job_id: uuid.UUID, token: uuid.UUID, attempt: ProcessingAttempt, pu
     """
     along = (publication.artifacts_insert_sql(attempt),) if publication.publish else ()
     condition = publication.condition and (publication.condition.sql, publication.condition.params)
-    succeeded = {"to": JobState.SUCCEEDED, "only_from": {JobState.FINALIZING}, "guard": {"finalization_token": token},
-                 "along": along, "condition": condition, "processor_contract": attempt.processor_contract,
-                 **publication.extra}  # fmt: skip
+    succeeded = {
+        "to": JobState.SUCCEEDED,
+        "only_from": {JobState.FINALIZING},
+        "guard": {"finalization_token": token},
+        "along": along,
+        "condition": condition,
+        "processor_contract": attempt.processor_contract,
+        **publication.extra,
+    }
     if publication.before_publish is None:
         # In a caller's transaction a refused statement would abort it; a savepoint keeps ``_fail`` possible.
         with transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext():

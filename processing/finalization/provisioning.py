@@ -11,11 +11,13 @@ import io
 import json
 import tarfile
 
-from processing.finalization.finalizers import FinalizationRejected
-from processing.models import FailureClass
+from processing.finalization.checks import staged_bytes_verified
+from processing.finalization.publication import FinalizationRejected, Publication
+from processing.models import FailureClass, StagedOutput
+from quire_wire import WORKSPACE_BUNDLE_SCHEMA
 from workspace import facade as workspace
 
-SCHEMA = "workspace-bundle/v1"
+SCHEMA = WORKSPACE_BUNDLE_SCHEMA
 MAX_MEMBERS = 5001
 MAX_EXPANDED_BYTES = 512 * 1024 * 1024
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024
@@ -93,3 +95,18 @@ def bundle_to_prepared_project(
         )
     except workspace.WorkspaceError as exc:
         raise _rejected(f"Workspace refused the bundle: {exc.message}") from exc
+
+
+def provision_imported_project(job, staged: list[StagedOutput]) -> Publication:
+    """The finalizer of imports: revalidate the candidate bundle and provision a new project in the publishing
+    transaction."""
+    by_role = {output.role: output for output in staged}
+    for output in staged:
+        staged_bytes_verified(job, output)
+    prepared = bundle_to_prepared_project(bytes(by_role["bundle"].blob.data), fallback_name=job.input_filename)
+
+    def provision(locked_job) -> dict:
+        project_id = workspace.provision_commit(prepared=prepared, owner_id=locked_job.requester_id)
+        return {"result_project_id": project_id}
+
+    return Publication(publish=staged, before_publish=provision)

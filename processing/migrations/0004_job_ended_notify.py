@@ -7,24 +7,11 @@ delivers the notification only if the transaction commits.
 
 from django.db import migrations
 
-NOTIFY = """
-CREATE OR REPLACE FUNCTION processing_job_ended_notify() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM pg_notify('quire_job_ended', NEW.job_id::text);
-    RETURN NULL;
-END
-$$;
-CREATE TRIGGER processing_job_ended_notify AFTER INSERT ON processing_terminalcommit
-    FOR EACH ROW EXECUTE FUNCTION processing_job_ended_notify();
-"""
-
-DROP = """
-DROP TRIGGER IF EXISTS processing_job_ended_notify ON processing_terminalcommit;
-DROP FUNCTION IF EXISTS processing_job_ended_notify();
-"""
+from processing.migrations._frozen_sql import run_frozen_sql
 
 
 class Migration(migrations.Migration):
     dependencies = [("processing", "0003_claim_function")]
 
-    operations = [migrations.RunSQL(NOTIFY, DROP)]
+    # The current definition: processing/queue/sql/job_ended_notify.sql.
+    operations = [run_frozen_sql("0004_job_ended_notify.sql", "0004_job_ended_notify_drop.sql")]

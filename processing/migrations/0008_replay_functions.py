@@ -1,7 +1,7 @@
 """Worker request replay in two round trips instead of four.
 
 ``processing_replay_begin`` takes the request's session-level advisory lock and,
-only once it holds it, looks up a stored response: PL/pgSQL takes a fresh snapshot
+only once it holds it, looks up a stored response: the function takes a fresh snapshot
 for that second statement, so a response stored by a request that ended just
 before the lock was taken is seen (one plain statement would read first and lock
 after, a window for running the handler twice). ``processing_replay_end`` stores
@@ -10,47 +10,11 @@ the response, when there is one to store, and releases the lock.
 
 from django.db import migrations
 
-FUNCTIONS = """
-CREATE FUNCTION processing_replay_begin(p_lock bigint, p_identity varchar, p_request_id varchar)
-RETURNS TABLE (locked boolean, payload_sha256 varchar, response_status integer, response_body bytea)
-LANGUAGE plpgsql AS $$
-BEGIN
-    IF NOT pg_try_advisory_lock(p_lock) THEN
-        RETURN QUERY SELECT false, NULL::varchar, NULL::integer, NULL::bytea;
-        RETURN;
-    END IF;
-    RETURN QUERY
-        SELECT true, stored.payload_sha256, stored.response_status, stored.response_body
-        FROM (SELECT 1) AS one
-        LEFT JOIN processing_workerrequest AS stored
-               ON stored.identity = p_identity AND stored.request_id = p_request_id;
-END
-$$;
-
-CREATE FUNCTION processing_replay_end(
-    p_lock bigint, p_store boolean, p_identity varchar, p_request_id varchar, p_route varchar,
-    p_payload_sha256 varchar, p_status integer, p_body bytea, p_keep_seconds integer
-) RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-    IF p_store THEN
-        INSERT INTO processing_workerrequest
-            (identity, request_id, route, payload_sha256, response_status, response_body, created_at, expires_at)
-        VALUES (p_identity, p_request_id, p_route, p_payload_sha256, p_status, p_body, now(),
-                now() + make_interval(secs => p_keep_seconds));
-    END IF;
-    PERFORM pg_advisory_unlock(p_lock);
-END
-$$;
-"""
-
-DROP = """
-DROP FUNCTION IF EXISTS processing_replay_begin(bigint, varchar, varchar);
-DROP FUNCTION IF EXISTS processing_replay_end(bigint, boolean, varchar, varchar, varchar, varchar, integer, bytea,
-                                              integer);
-"""
+from processing.migrations._frozen_sql import run_frozen_sql
 
 
 class Migration(migrations.Migration):
     dependencies = [("processing", "0007_claim_several")]
 
-    operations = [migrations.RunSQL(FUNCTIONS, DROP)]
+    # The current definitions: processing/protocol/sql/replay.sql.
+    operations = [run_frozen_sql("0008_replay.sql", "0008_replay_drop.sql")]

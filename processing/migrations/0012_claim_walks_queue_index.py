@@ -11,15 +11,12 @@ The setting holds inside the function only.
 
 from django.db import migrations
 
-CLAIM = (
-    "processing_claim(uuid, jsonb, integer, integer, integer, integer, uuid[], uuid[], text[], integer, jsonb,"
-    " uuid[], text[])"
-)
+from processing.migrations._frozen_sql import run_frozen_sql
 
 
 class Migration(migrations.Migration):
     dependencies = [("processing", "0011_queue_tables_autovacuum")]
 
     operations = [
-        migrations.RunSQL(f"ALTER FUNCTION {CLAIM} SET enable_bitmapscan = off", f"ALTER FUNCTION {CLAIM} RESET enable_bitmapscan")
+        run_frozen_sql("0012_claim_without_bitmap_scans.sql", "0012_claim_without_bitmap_scans_reset.sql"),
     ]

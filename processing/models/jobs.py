@@ -3,6 +3,7 @@ import uuid
 from django.db import models
 from django.db.models import Q
 
+import quire_wire
 from processing.models.blobs import ProcessingBlob
 
 
@@ -32,14 +33,10 @@ class Phase(models.TextChoices):
     COMPLETE = "complete"
 
 
-class FailureClass(models.TextChoices):
-    INVALID_INPUT = "invalid_input"
-    PROCESSOR_REJECTED = "processor_rejected"
-    UNSUPPORTED_DEPENDENCY = "unsupported_dependency"
-    RESOURCE_LIMIT = "resource_limit"
-    TRANSIENT_INFRASTRUCTURE = "transient_infrastructure"
-    WORKER_INTERRUPTED = "worker_interrupted"
-    INTERNAL_CONTRACT_VIOLATION = "internal_contract_violation"
+# The worker protocol's failure vocabulary (quire_wire), as choices: the same names and values, labels from the names.
+FailureClass = models.TextChoices(
+    "FailureClass", [(member.name, member.value) for member in quire_wire.FailureClass], module=__name__
+)
 
 
 # Failures caused by the content: the same input fails the same way, so a fix and a new job is the way on,
@@ -64,9 +61,6 @@ class JobQuerySet(models.QuerySet):
 
     def terminal(self):
         return self.filter(state__in=TERMINAL_STATES)
-
-    def claimable(self, *, now):
-        return self.filter(state=JobState.QUEUED).filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
 
 
 class ProcessingJob(models.Model):

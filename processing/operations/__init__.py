@@ -1,8 +1,9 @@
 """The operation registry: every operation Core knows, as a versioned contract.
 
 An operation declares its input schema, closed options, required permission,
-project types, result roles with media types and size limits, whether results
-may be reused, and its Core-owned finalizer. Exposure also needs the
+project types, result roles with media types and size limits, and whether
+results may be reused. Its Core-owned finalizer is registered by the room that
+owns it (``processing.finalization.registry``). Exposure also needs the
 distribution to allow it and the deployment to name a worker identity for it
 (see ``processing.capabilities``).
 """
@@ -27,7 +28,20 @@ REGISTRY: dict[str, Operation] = {
     )
 }
 
-__all__ = ["REGISTRY", "NoOptions", "Operation", "OptionsError", "ResultRole", "operation_get"]
+__all__ = [
+    "LATEX_COMPILE_PDF",
+    "PDF_INDEX_TEXT",
+    "PPTX_IMPORT_TYPST",
+    "REGISTRY",
+    "TEST_ECHO",
+    "TYPST_COMPILE_PDF",
+    "TYPST_EXPORT_PPTX",
+    "NoOptions",
+    "Operation",
+    "OptionsError",
+    "ResultRole",
+    "operation_get",
+]
 
 
 def operation_get(name: str) -> Operation | None:

@@ -65,7 +65,6 @@ class Operation:
     project_types: tuple[str, ...]
     result_roles: tuple[ResultRole, ...]
     reusable: bool
-    finalizer: str  # dotted path of the Core-owned finalizer, imported when used
     endpoint: str  # the idempotency scope of its creation command
     deterministic_input: bool = True
 

@@ -2,6 +2,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from processing.operations.base import Operation, ResultRole, closed_options_parse, options_normalized
+from quire_wire import PROJECT_BUNDLE_SCHEMA
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -26,7 +27,7 @@ class LatexBuildOptions:
 LATEX_COMPILE_PDF = Operation(
     name="latex.compile.pdf/v1",
     job_class="project_build",
-    input_schema="project-bundle/v1",
+    input_schema=PROJECT_BUNDLE_SCHEMA,
     options_type=LatexBuildOptions,
     permission="build",
     project_types=("latex",),
@@ -38,6 +39,5 @@ LATEX_COMPILE_PDF = Operation(
         ResultRole("report", ("application/json",), 64 * KiB, required=False),  # {"words", "counted_by"}
     ),
     reusable=True,
-    finalizer="processing.finalization.finalizers.publish_artifacts",
     endpoint="project-builds",
 )

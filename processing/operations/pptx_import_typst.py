@@ -1,6 +1,7 @@
 from dataclasses import dataclass
 
 from processing.operations.base import Operation, ResultRole, closed_options_parse, options_normalized
+from quire_wire import PPTX_INPUT_SCHEMA
 
 MiB = 1024 * 1024
 
@@ -22,7 +23,7 @@ class PptxImportOptions:
 PPTX_IMPORT_TYPST = Operation(
     name="pptx.import.typst/v1",
     job_class="file_import",
-    input_schema="pptx-input/v1",
+    input_schema=PPTX_INPUT_SCHEMA,
     options_type=PptxImportOptions,
     permission=None,
     project_types=(),
@@ -31,6 +32,5 @@ PPTX_IMPORT_TYPST = Operation(
         ResultRole("report", ("application/json",), 1 * MiB),
     ),
     reusable=False,  # every import provisions a new project of its own
-    finalizer="processing.finalization.finalizers.provision_imported_project",
     endpoint="imports-pptx",
 )

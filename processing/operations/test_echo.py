@@ -5,18 +5,18 @@ never reused, so every submission really runs (reuse is exercised with LaTeX bui
 """
 
 from processing.operations.base import NoOptions, Operation, ResultRole
+from quire_wire import PROJECT_BUNDLE_SCHEMA
 
 MiB = 1024 * 1024
 
 TEST_ECHO = Operation(
     name="test.echo/v1",
     job_class="project_build",
-    input_schema="project-bundle/v1",
+    input_schema=PROJECT_BUNDLE_SCHEMA,
     options_type=NoOptions,
     permission="build",
     project_types=("latex", "typst"),
     result_roles=(ResultRole("echo", ("application/octet-stream",), 64 * MiB),),
     reusable=False,
-    finalizer="processing.finalization.finalizers.publish_artifacts",
     endpoint="test-echo",
 )

@@ -5,6 +5,7 @@ whichever language the project is written in. Results are reused exactly as LaTe
 """
 
 from processing.operations.base import NoOptions, Operation, ResultRole
+from quire_wire import PROJECT_BUNDLE_SCHEMA
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -12,7 +13,7 @@ MiB = 1024 * KiB
 TYPST_COMPILE_PDF = Operation(
     name="typst.compile.pdf/v1",
     job_class="project_build",
-    input_schema="project-bundle/v1",
+    input_schema=PROJECT_BUNDLE_SCHEMA,
     options_type=NoOptions,  # nothing to choose: Typst has one compiler and the manifest fixes the rest
     permission="build",
     project_types=("typst",),
@@ -22,6 +23,5 @@ TYPST_COMPILE_PDF = Operation(
         ResultRole("report", ("application/json",), 64 * KiB, required=False),  # {"words", "counted_by"}
     ),
     reusable=True,
-    finalizer="processing.finalization.finalizers.publish_artifacts",
     endpoint="project-builds",
 )

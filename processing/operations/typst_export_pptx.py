@@ -1,4 +1,5 @@
 from processing.operations.base import NoOptions, Operation, ResultRole
+from quire_wire import PROJECT_BUNDLE_SCHEMA
 
 MiB = 1024 * 1024
 PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
@@ -6,7 +7,7 @@ PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentatio
 TYPST_EXPORT_PPTX = Operation(
     name="typst.export.pptx/v1",
     job_class="project_export",
-    input_schema="project-bundle/v1",
+    input_schema=PROJECT_BUNDLE_SCHEMA,
     options_type=NoOptions,
     permission="export",
     project_types=("typst",),
@@ -15,6 +16,5 @@ TYPST_EXPORT_PPTX = Operation(
         ResultRole("report", ("application/json",), 1 * MiB),
     ),
     reusable=True,
-    finalizer="processing.finalization.finalizers.publish_artifacts",
     endpoint="project-exports-pptx",
 )

@@ -3,7 +3,7 @@
 A session-level advisory lock on (identity, request_id) is held while the
 request runs, so a duplicate arriving meanwhile gets ``409 request_in_progress``
 without waiting. One round trip takes the lock and looks up a stored response,
-another stores the response and releases the lock (migration 0008's functions).
+another stores the response and releases the lock (the functions of processing/protocol/sql/replay.sql).
 The response is stored after the handler's own transaction commits; if the
 process dies in between, the retry runs the handler again, and every handler is
 written to give the same answer for an effect already made. Responses of 5xx are

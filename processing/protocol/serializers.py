@@ -134,13 +134,18 @@ class CancellationsSerializer(WorkerRequestSerializer):
     """Read-only and so without a ``request_id``: a retry simply asks again."""
 
     wait_seconds = serializers.FloatField(
-        min_value=0, max_value=CANCELLATIONS_WAIT_SECONDS_MAX, default=CANCELLATIONS_WAIT_SECONDS_MAX,
+        min_value=0,
+        max_value=CANCELLATIONS_WAIT_SECONDS_MAX,
+        default=CANCELLATIONS_WAIT_SECONDS_MAX,
         help_text="Hold the answer this long while no claim outside `known_claim_ids` is to be cancelled.",
-    )  # fmt: skip
+    )
     known_claim_ids = serializers.ListField(
-        child=serializers.UUIDField(), max_length=1024, required=False, default=list,
+        child=serializers.UUIDField(),
+        max_length=1024,
+        required=False,
+        default=list,
         help_text="Claims the agent already stops: listed in the answer again, but they do not end the wait.",
-    )  # fmt: skip
+    )
 
 
 class CancellationsResultSerializer(serializers.Serializer):
@@ -183,9 +188,10 @@ class DeliverySerializer(WorkerRequestSerializer):
     request_id = RequestIdField()
     diagnostics = DiagnosticsSerializer(required=False)
     offers = OfferSerializer(
-        many=True, required=False,
+        many=True,
+        required=False,
         help_text="Permits to fill again at once, as in an acquire (usually the one this delivery frees).",
-    )  # fmt: skip
+    )
     max_claims = MaxClaimsField()
 
 

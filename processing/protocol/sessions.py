@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 from django.db import transaction
 
+import quire_wire
 from config.prepared import prepared_cursor
 from processing.clock import db_now
 from processing.configuration import WorkerIdentity, limits
@@ -14,7 +15,7 @@ from processing.exceptions import ProcessorOutOfScope, ProtocolInvalid, SessionG
 from processing.models import SessionState, WorkerProcessor, WorkerSession
 from processing.operations import REGISTRY
 
-PROTOCOL_VERSION = "1"
+PROTOCOL_VERSION = quire_wire.PROTOCOL_VERSION
 MAX_SLOTS = 256
 
 
@@ -39,7 +40,7 @@ def session_register(
             f"This Core speaks protocol {PROTOCOL_VERSION}.", details={"supported": [PROTOCOL_VERSION]}
         )
     _processors_validate(identity, processors)
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         now = db_now()
         session = WorkerSession.objects.create(
             identity=identity.name,
@@ -52,12 +53,15 @@ def session_register(
         WorkerProcessor.objects.bulk_create(
             [
                 WorkerProcessor(
-                    session=session, operation=item["operation"], processor_contract=item["processor_contract"],
-                    runtime_version=item.get("runtime_version", ""), slots=item["slots"],
+                    session=session,
+                    operation=item["operation"],
+                    processor_contract=item["processor_contract"],
+                    runtime_version=item.get("runtime_version", ""),
+                    slots=item["slots"],
                 )
                 for item in processors
             ]
-        )  # fmt: skip
+        )
     return session
 
 
@@ -105,7 +109,7 @@ def session_of(identity: WorkerIdentity, session_id: uuid.UUID) -> WorkerSession
 
 def session_heartbeat(*, identity: WorkerIdentity, session_id: uuid.UUID, health: dict[str, bool]) -> WorkerSession:
     """Liveness and processor health; extends the session. An expired session must register again."""
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         now = db_now()
         session = session_of(identity, session_id)
         live = WorkerSession.objects.filter(

@@ -10,6 +10,7 @@ import json
 import uuid
 from dataclasses import dataclass
 
+import quire_wire
 from config.prepared import prepared_cursor
 from processing.configuration import limits
 from processing.exceptions import ClaimLost, OutputRejected, TicketInvalid
@@ -49,11 +50,22 @@ def upload_ticket_issue(
     ticket_id, (secret, secret_sha256) = uuid.uuid4(), ticket_secret_new()
     accepting = role_limits_accepting(role=role, media_type=media_type, size=size)
     with prepared_cursor() as cursor:
-        row = cursor.execute(_UPLOAD_ISSUE_SQL, {
-            "ticket": ticket_id, "secret_sha256": secret_sha256, "role": role, "media_type": media_type,
-            "filename": filename[:255], "accepting": json.dumps(accepting), "sha256": sha256.lower(), "size": size,
-            "seconds": limits().transfer_ticket_seconds, "claim": claim_id, "identity": identity,
-        }).fetchone()  # fmt: skip
+        row = cursor.execute(
+            _UPLOAD_ISSUE_SQL,
+            {
+                "ticket": ticket_id,
+                "secret_sha256": secret_sha256,
+                "role": role,
+                "media_type": media_type,
+                "filename": filename[:255],
+                "accepting": json.dumps(accepting),
+                "sha256": sha256.lower(),
+                "size": size,
+                "seconds": limits().transfer_ticket_seconds,
+                "claim": claim_id,
+                "identity": identity,
+            },
+        ).fetchone()
     if row is None:
         if claim_holder(claim_id=claim_id, identity=identity) is None:
             raise ClaimLost()
@@ -164,11 +176,20 @@ def upload_redeem(*, ticket_id: uuid.UUID, secret: str, data: bytes, declared: D
     """
     digest = hashlib.sha256(data).hexdigest()
     with prepared_cursor() as cursor:
-        cursor.execute(_REDEEM_SQL, {
-            "ticket": ticket_id, "secret_sha256": _secret_sha256(secret), "media_type": declared.media_type,
-            "filename": declared.filename[:255], "declared_sha256": declared.sha256.lower(), "sha256": digest,
-            "size": len(data), "data": data, "role_limits": json.dumps(role_limits_all()),
-        })  # fmt: skip
+        cursor.execute(
+            _REDEEM_SQL,
+            {
+                "ticket": ticket_id,
+                "secret_sha256": _secret_sha256(secret),
+                "media_type": declared.media_type,
+                "filename": declared.filename[:255],
+                "declared_sha256": declared.sha256.lower(),
+                "sha256": digest,
+                "size": len(data),
+                "data": data,
+                "role_limits": json.dumps(role_limits_all()),
+            },
+        )
         staged = cursor.fetchone()
     if staged is not None:
         return {"role": staged[-1], "size": len(data), "sha256": digest}
@@ -182,15 +203,23 @@ def _upload_redeem_explained(*, ticket_id: uuid.UUID, secret: str, data: bytes, 
         declared = DeclaredUpload(ticket.media_type, ticket.filename, ticket.expected_sha256)
         size = ticket.expected_size
     elif not (declared.media_type and declared.sha256):  # a wrong one is refused by staging, as for any ticket
-        raise OutputRejected("A claim's upload ticket takes the media type and the sha256 with the bytes.",
-                             details={"headers": ["X-Quire-Media-Type", "X-Quire-Sha256"]})  # fmt: skip
+        raise OutputRejected(
+            "A claim's upload ticket takes the media type and the sha256 with the bytes.",
+            details={"headers": [quire_wire.MEDIA_TYPE_HEADER, quire_wire.SHA256_HEADER]},
+        )
     else:
         size = len(data)
     if len(data) != size or len(data) > ticket.max_bytes:
-        raise OutputRejected("The body's size differs from the declared size or exceeds the ticket's limit.",
-                             details={"declared": size, "limit_bytes": ticket.max_bytes})  # fmt: skip
+        raise OutputRejected(
+            "The body's size differs from the declared size or exceeds the ticket's limit.",
+            details={"declared": size, "limit_bytes": ticket.max_bytes},
+        )
     staged = output_stage(
-        claim_id=ticket.claim_id, role=ticket.role, media_type=declared.media_type,
-        filename=declared.filename or ticket.role, data=data, expected_sha256=declared.sha256.lower(),
-    )  # fmt: skip
+        claim_id=ticket.claim_id,
+        role=ticket.role,
+        media_type=declared.media_type,
+        filename=declared.filename or ticket.role,
+        data=data,
+        expected_sha256=declared.sha256.lower(),
+    )
     return {"role": staged.role, "size": staged.size_bytes, "sha256": staged.sha256}

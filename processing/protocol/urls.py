@@ -1,13 +1,16 @@
+import re
+
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
+import quire_wire
 from processing.protocol import views
 
 SCHEMA_SETTINGS = {
     "TITLE": "Quire worker protocol",
     "DESCRIPTION": "The internal protocol worker agents speak with Core. See docs/worker-protocol.md.",
     "VERSION": "1",
-    "SCHEMA_PATH_PREFIX": r"/internal/processing/v1",
+    "SCHEMA_PATH_PREFIX": re.escape(quire_wire.PROTOCOL_PREFIX),
     "PREPROCESSING_HOOKS": ["config.http.schema.worker_endpoints_only"],
 }
 

@@ -13,6 +13,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+import quire_wire
 from config.http.bodies import raw_body
 from config.http.openapi import error
 from config.http.parsers import RawBodyParser, loads_strict
@@ -38,8 +39,8 @@ from processing.queue.delivery import AlreadyDelivered, Diagnostics, attempt_fai
 from processing.queue.wakeups import wakeups
 from processing.transfers import IssuedTicket
 
-PREFIX = "/internal/processing/v1"
-SECRET_HEADER = "X-Quire-Transfer-Secret"  # noqa: S105  a header name, not a secret
+PREFIX = quire_wire.PROTOCOL_PREFIX
+SECRET_HEADER = quire_wire.TRANSFER_SECRET_HEADER
 PROTOCOL_ERRORS = {
     401: error("Missing or unknown worker token."),
     409: error("`claim_lost`, `session_gone`, `request_in_progress` or `request_id_reused`."),
@@ -61,9 +62,12 @@ def _diagnostics(data: dict | None) -> Diagnostics:
 
 def _ticket_body(issued: IssuedTicket) -> dict:
     return {
-        "ticket_id": str(issued.ticket_id), "url": f"{PREFIX}/transfers/{issued.ticket_id}",
-        "secret": issued.secret, "expires_at": issued.expires_at.isoformat(), "max_bytes": issued.max_bytes,
-    }  # fmt: skip
+        "ticket_id": str(issued.ticket_id),
+        "url": f"{PREFIX}/transfers/{issued.ticket_id}",
+        "secret": issued.secret,
+        "expires_at": issued.expires_at.isoformat(),
+        "max_bytes": issued.max_bytes,
+    }
 
 
 class JsonAnswers(DefaultContentNegotiation):
@@ -114,9 +118,11 @@ class SessionRegisterApi(WorkerApi):
     def post(self, request):
         def handle(data):
             session = session_register(
-                identity=self.identity(request), instance=data["instance"],
-                protocol_version=data["protocol_version"], processors=data["processors"],
-            )  # fmt: skip
+                identity=self.identity(request),
+                instance=data["instance"],
+                protocol_version=data["protocol_version"],
+                processors=data["processors"],
+            )
             return 201, _session_body(session)
 
         return self.replayed(request, "sessions", s.SessionRegisterSerializer, handle)
@@ -125,9 +131,12 @@ class SessionRegisterApi(WorkerApi):
 def _session_body(session) -> dict:
     lease = limits().lease_seconds
     return {
-        "session_id": str(session.pk), "state": session.state, "expires_at": session.expires_at.isoformat(),
-        "heartbeat_seconds": max(1.0, min(limits().session_ttl_seconds, lease) / 3), "lease_seconds": lease,
-    }  # fmt: skip
+        "session_id": str(session.pk),
+        "state": session.state,
+        "expires_at": session.expires_at.isoformat(),
+        "heartbeat_seconds": max(1.0, min(limits().session_ttl_seconds, lease) / 3),
+        "lease_seconds": lease,
+    }
 
 
 class SessionHeartbeatApi(WorkerApi):
@@ -154,18 +163,34 @@ def _claim_body(claim: Claim) -> dict:
     issued = claim.download
     operation = operation_get(claim.operation)
     return {
-        "job_id": str(claim.job_id), "attempt": claim.attempt_number, "claim_id": str(claim.claim_id),
-        "operation": claim.operation, "processor_contract": claim.processor_contract,
+        "job_id": str(claim.job_id),
+        "attempt": claim.attempt_number,
+        "claim_id": str(claim.claim_id),
+        "operation": claim.operation,
+        "processor_contract": claim.processor_contract,
         "lease_expires_at": claim.lease_expires_at.isoformat(),
-        "limits": {"wall_seconds": limit.wall_seconds, "artifact_bytes": limit.artifact_bytes,
-                   "diagnostic_bytes": limit.diagnostic_bytes, "lease_seconds": limit.lease_seconds},
-        "request": {"operation": claim.operation, "input_schema": operation.input_schema, "options": claim.options,
-                    "input_profile": claim.input_profile, "filename": claim.input_filename,
-                    "attempt": claim.attempt_number},
-        "input": {"sha256": claim.input_digest, "size": claim.input_size, "schema": operation.input_schema,
-                  "download": _ticket_body(issued)},
+        "limits": {
+            "wall_seconds": limit.wall_seconds,
+            "artifact_bytes": limit.artifact_bytes,
+            "diagnostic_bytes": limit.diagnostic_bytes,
+            "lease_seconds": limit.lease_seconds,
+        },
+        "request": {
+            "operation": claim.operation,
+            "input_schema": operation.input_schema,
+            "options": claim.options,
+            "input_profile": claim.input_profile,
+            "filename": claim.input_filename,
+            "attempt": claim.attempt_number,
+        },
+        "input": {
+            "sha256": claim.input_digest,
+            "size": claim.input_size,
+            "schema": operation.input_schema,
+            "download": _ticket_body(issued),
+        },
         "uploads": {role: _ticket_body(ticket) for role, ticket in claim.uploads.items()},
-    }  # fmt: skip
+    }
 
 
 class AcquireApi(WorkerApi):
@@ -246,9 +271,11 @@ class CancellationsApi(WorkerApi):
         # Not replayed: the replay lock would pin a database connection for the whole wait.
         data = _valid(s.CancellationsSerializer, self.parsed(request)[1])
         claim_ids = cancellations_awaited(
-            identity=self.identity(request), session_id=session_id, known=set(data["known_claim_ids"]),
+            identity=self.identity(request),
+            session_id=session_id,
+            known=set(data["known_claim_ids"]),
             wait_seconds=data["wait_seconds"],
-        )  # fmt: skip
+        )
         return Response({"claim_ids": [str(claim_id) for claim_id in claim_ids]})
 
 
@@ -257,9 +284,14 @@ class UploadTicketApi(WorkerApi):
     def post(self, request, claim_id: uuid.UUID):
         def handle(data):
             issued = tickets.upload_ticket_issue(  # checks whose claim it is in the same statement
-                claim_id=claim_id, identity=self.identity(request).name, role=data["role"],
-                media_type=data["media_type"], filename=data["filename"], size=data["size"], sha256=data["sha256"],
-            )  # fmt: skip
+                claim_id=claim_id,
+                identity=self.identity(request).name,
+                role=data["role"],
+                media_type=data["media_type"],
+                filename=data["filename"],
+                size=data["size"],
+                sha256=data["sha256"],
+            )
             return 201, _ticket_body(issued)
 
         return self.replayed(request, f"claims/{claim_id}/uploads", s.UploadTicketRequestSerializer, handle)
@@ -271,9 +303,12 @@ class ClaimFailureApi(WorkerApi):
         def handle(data):
             job_id = self.claim_of(request, claim_id).job_id
             state = attempt_fail(
-                claim_id=claim_id, failure_class=data["failure_class"], code=data["code"], message=data["message"],
+                claim_id=claim_id,
+                failure_class=data["failure_class"],
+                code=data["code"],
+                message=data["message"],
                 diagnostics=_diagnostics(data.get("diagnostics")),
-            )  # fmt: skip
+            )
             return 200, {"job_id": str(job_id), "job_state": state}
 
         return self.replayed(request, f"claims/{claim_id}/failure", s.FailureReportSerializer, handle)
@@ -301,14 +336,17 @@ class DeliveryApi(WorkerApi):
         def handle(data):
             offered = data.get("offers") or []
             accepted = delivery_accept_held(
-                claim_id=claim_id, identity=self.identity(request).name, offers=_offers_distinct(offered),
+                claim_id=claim_id,
+                identity=self.identity(request).name,
+                offers=_offers_distinct(offered),
                 diagnostics=_diagnostics(data.get("diagnostics")),
-            )  # fmt: skip
+            )
             if isinstance(accepted, AlreadyDelivered):  # its claims, if any, lapse with their lease
                 return 200, {"job_id": str(accepted.job_id), "job_state": accepted.job_state, "claims": []}
             state = job_finalize(job_id=accepted.job_id, token=accepted.token, delivered=accepted.delivered)
-            successors = claims_acquire(session_id=accepted.delivered.attempt.session_id, offers=accepted.offers,
-                                        count=data["max_claims"])  # fmt: skip
+            successors = claims_acquire(
+                session_id=accepted.delivered.attempt.session_id, offers=accepted.offers, count=data["max_claims"]
+            )
             claims = [_claim_body(claim) for claim in successors]
             return 200, {"job_id": str(accepted.job_id), "job_state": state, "claims": claims}
 
@@ -319,9 +357,9 @@ SECRET_PARAMETER = OpenApiParameter(SECRET_HEADER, location=OpenApiParameter.HEA
 # Needed on a claim's upload ticket (issued with the claim); a requested ticket was declared when issued.
 UPLOAD_DECLARATION_PARAMETERS = [
     OpenApiParameter(name, location=OpenApiParameter.HEADER, required=False, description=description)
-    for name, description in (("X-Quire-Media-Type", "The output's media type."),
-                              ("X-Quire-Sha256", "The body's SHA-256, hex."),
-                              ("X-Quire-Filename", "The output's filename, percent-encoded UTF-8."))
+    for name, description in ((quire_wire.MEDIA_TYPE_HEADER, "The output's media type."),
+                              (quire_wire.SHA256_HEADER, "The body's SHA-256, hex."),
+                              (quire_wire.FILENAME_HEADER, "The output's filename, percent-encoded UTF-8."))
 ]  # fmt: skip
 
 
@@ -332,7 +370,7 @@ class TransferApi(WorkerApi):
     )
     def get(self, request, ticket_id: uuid.UUID):
         data, digest = tickets.download_redeem(ticket_id=ticket_id, secret=request.headers.get(SECRET_HEADER, ""))
-        return HttpResponse(data, content_type="application/octet-stream", headers={"X-Quire-Sha256": digest})
+        return HttpResponse(data, content_type="application/octet-stream", headers={quire_wire.SHA256_HEADER: digest})
 
     @extend_schema(
         parameters=[SECRET_PARAMETER, *UPLOAD_DECLARATION_PARAMETERS],
@@ -347,9 +385,9 @@ class TransferApi(WorkerApi):
     def put(self, request, ticket_id: uuid.UUID):
         data = raw_body(request, limit_bytes=limits().artifact_bytes, accept=("application/octet-stream",))
         declared = tickets.DeclaredUpload(
-            media_type=request.headers.get("X-Quire-Media-Type", ""),
-            filename=unquote(request.headers.get("X-Quire-Filename", "")),
-            sha256=request.headers.get("X-Quire-Sha256", ""),
+            media_type=request.headers.get(quire_wire.MEDIA_TYPE_HEADER, ""),
+            filename=unquote(request.headers.get(quire_wire.FILENAME_HEADER, "")),
+            sha256=request.headers.get(quire_wire.SHA256_HEADER, ""),
         )
         staged = tickets.upload_redeem(
             ticket_id=ticket_id, secret=request.headers.get(SECRET_HEADER, ""), data=data, declared=declared

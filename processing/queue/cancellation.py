@@ -1,4 +1,4 @@
-"""Cancellation (architecture §5). It serializes with claims and delivery on the job row.
+"""Cancellation (docs/architecture.md §3, §9). It serializes with claims and delivery on the job row.
 
 A running job's cancellation is a request to the worker holding its claim. The worker learns of it at once:
 the cancelling transaction NOTIFYs the claim's session, which wakes that session's cancellation long-poll
@@ -35,7 +35,7 @@ def job_cancel_by_operator(*, job_id) -> ProcessingJob:
     ``preparing``/``queued`` → ``cancelled`` at once; ``running`` → a request the worker is woken for (and sees
     on its next heartbeat if it does not listen); ``finalizing`` or terminal → unchanged.
     """
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         job = ProcessingJob.objects.select_for_update().get(pk=job_id)
         if job.state in (JobState.PREPARING, JobState.QUEUED):
             job_transition(job_id=job.pk, to=JobState.CANCELLED, only_from={job.state})

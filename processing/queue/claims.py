@@ -1,4 +1,4 @@
-"""Claiming work (architecture §7): one short transaction per acquire, database time for the lease.
+"""Claiming work (docs/architecture.md §4): one short transaction per acquire, database time for the lease.
 
 Capacity is never stored: the agent offers its locally free permits, and in the
 transaction that creates the attempt Core intersects the offer with the
@@ -67,17 +67,32 @@ def claims_acquire(*, session_id: uuid.UUID, offers: dict[str, int], count: int 
     if count <= 0:
         return []
     claim_ids, ticket_ids = [uuid.uuid4() for _ in range(count)], [uuid.uuid4() for _ in range(count)]
-    roles = {operation: [[role.role, role.max_bytes] for role in operation_get(operation).result_roles]
-             for operation in offers if operation_get(operation) is not None}  # fmt: skip
+    roles = {
+        operation: [[role.role, role.max_bytes] for role in operation_get(operation).result_roles]
+        for operation in offers
+        if operation_get(operation) is not None
+    }
     upload_ids = [uuid.uuid4() for _ in range(count * max(map(len, roles.values()), default=0))]
     secrets = [ticket_secret_new() for _ in range(count + len(upload_ids))]
     with prepared_cursor() as cursor:
         cursor.execute(
             _CLAIM_SQL,
-            [session_id, json.dumps(offers), limit.running_jobs_per_requester, limit.running_jobs_per_project,
-             limit.lease_seconds, CANDIDATE_TRIES, claim_ids, ticket_ids, [digest for _, digest in secrets[:count]],
-             limit.transfer_ticket_seconds, json.dumps(roles), upload_ids, [digest for _, digest in secrets[count:]]],
-        )  # fmt: skip
+            [
+                session_id,
+                json.dumps(offers),
+                limit.running_jobs_per_requester,
+                limit.running_jobs_per_project,
+                limit.lease_seconds,
+                CANDIDATE_TRIES,
+                claim_ids,
+                ticket_ids,
+                [digest for _, digest in secrets[:count]],
+                limit.transfer_ticket_seconds,
+                json.dumps(roles),
+                upload_ids,
+                [digest for _, digest in secrets[count:]],
+            ],
+        )
         rows = cursor.fetchall()
     secret_of = {ticket_id: secret for ticket_id, (secret, _) in zip(ticket_ids + upload_ids, secrets, strict=True)}
     return [_claim(row, secret_of) for row in rows]
@@ -90,17 +105,47 @@ def claim_acquire(*, session_id: uuid.UUID, offers: dict[str, int]) -> Claim | N
 
 
 def _claim(row: tuple, secret_of: dict[uuid.UUID, str]) -> Claim:
-    (job_id, attempt_id, number, operation, contract, lease_expires_at, blob_id, digest, options, profile,
-     filename, project_id, size, ticket_expires_at, claim_id, ticket_id, upload_roles, upload_ids,
-     upload_max_bytes) = row  # fmt: skip
+    (
+        job_id,
+        attempt_id,
+        number,
+        operation,
+        contract,
+        lease_expires_at,
+        blob_id,
+        digest,
+        options,
+        profile,
+        filename,
+        project_id,
+        size,
+        ticket_expires_at,
+        claim_id,
+        ticket_id,
+        upload_roles,
+        upload_ids,
+        upload_max_bytes,
+    ) = row
     if isinstance(options, str):  # a raw cursor hands jsonb back as text
         options = json.loads(options)
     return Claim(
-        job_id=job_id, attempt_id=attempt_id, attempt_number=number, claim_id=claim_id, operation=operation,
-        processor_contract=contract, lease_expires_at=lease_expires_at, input_blob_id=blob_id,
-        input_digest=digest, options=options, input_profile=profile, input_filename=filename,
-        project_id=project_id, input_size=size,
+        job_id=job_id,
+        attempt_id=attempt_id,
+        attempt_number=number,
+        claim_id=claim_id,
+        operation=operation,
+        processor_contract=contract,
+        lease_expires_at=lease_expires_at,
+        input_blob_id=blob_id,
+        input_digest=digest,
+        options=options,
+        input_profile=profile,
+        input_filename=filename,
+        project_id=project_id,
+        input_size=size,
         download=IssuedTicket(ticket_id, secret_of[ticket_id], ticket_expires_at, size),
-        uploads={role: IssuedTicket(upload_id, secret_of[upload_id], ticket_expires_at, max_bytes)
-                 for role, upload_id, max_bytes in zip(upload_roles, upload_ids, upload_max_bytes, strict=True)},
-    )  # fmt: skip
+        uploads={
+            role: IssuedTicket(upload_id, secret_of[upload_id], ticket_expires_at, max_bytes)
+            for role, upload_id, max_bytes in zip(upload_roles, upload_ids, upload_max_bytes, strict=True)
+        },
+    )

@@ -64,9 +64,11 @@ class AlreadyDelivered(NamedTuple):
 
 
 _ACCEPTED_COLUMNS = delivered_columns(
-    job="(accepted.job_row)", attempt="(accepted.attempt_row)", staged="(accepted.staged_row)",
+    job="(accepted.job_row)",
+    attempt="(accepted.attempt_row)",
+    staged="(accepted.staged_row)",
     data="accepted.staged_data",
-)  # fmt: skip
+)
 _DELIVER_SQL = f"""
     SELECT accepted.outcome, accepted.job_id, accepted.missing_roles, accepted.claimable, accepted.invalid_offers,
            {_ACCEPTED_COLUMNS}
@@ -77,7 +79,7 @@ _DELIVER_SQL = f"""
 def delivery_accept(*, claim_id: uuid.UUID, diagnostics: Diagnostics) -> tuple[uuid.UUID, uuid.UUID]:
     """Accept the claim's staged outputs; the job becomes ``finalizing``. Returns (job id, token).
 
-    One statement (the database function ``processing_deliver``, migration 0010), so outside a
+    One statement (the database function ``processing_deliver``, processing/queue/sql/deliver.sql), so outside a
     transaction it is its own. Raises JobCancelled (after committing the cancellation) when a cancel
     request came first.
     """
@@ -102,9 +104,17 @@ def _deliver(
     with prepared_cursor() as cursor:
         cursor.execute(
             _DELIVER_SQL,
-            [claim_id, identity, json.dumps(offers), _REQUIRED_ROLES, token, limits().finalization_lease_seconds,
-             _bounded(diagnostics.log), json.dumps(list(diagnostics.entries)[:500])],
-        )  # fmt: skip
+            [
+                claim_id,
+                identity,
+                json.dumps(offers),
+                _REQUIRED_ROLES,
+                token,
+                limits().finalization_lease_seconds,
+                _bounded(diagnostics.log),
+                json.dumps(list(diagnostics.entries)[:500]),
+            ],
+        )
         rows = cursor.fetchall()
     outcome, job_id, missing, claimable, invalid = rows[0][:5]
     if outcome == "accepted":
@@ -143,9 +153,13 @@ def attempt_fail(*, claim_id: uuid.UUID, failure_class: str, code: str, message:
         attempt, now = attempt_current(claim_id, lock_job=True)
         ended = AttemptState.CANCELLED if attempt.job.cancellation_requested else AttemptState.FAILED
         _end_attempt(
-            attempt, ended, now,
-            failure_class=failure_class, failure_code=code[:64], failure_message=message[:2000],
-        )  # fmt: skip
+            attempt,
+            ended,
+            now,
+            failure_class=failure_class,
+            failure_code=code[:64],
+            failure_message=message[:2000],
+        )
         job = attempt.job
         job.diagnostic_log, job.diagnostics = _bounded(diagnostics.log), list(diagnostics.entries)[:500]
         job.save(update_fields=["diagnostic_log", "diagnostics"])

@@ -56,7 +56,7 @@ def attempt_current(claim_id: uuid.UUID, *, lock_job: bool = False) -> tuple[Pro
 
 def lease_renew(*, claim_id: uuid.UUID, phase: str | None = None) -> LeaseStatus:
     """Heartbeat of a claim: extend the lease, record the phase, report a cancellation request."""
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         # Lock the job first (the order delivery and the reapers use), then touch the attempt.
         attempt, now = attempt_current(claim_id, lock_job=True)
         expires = now + timedelta(seconds=limits().lease_seconds)

@@ -1,4 +1,4 @@
-"""Core-owned retry policy (architecture §5): workers classify, Core decides.
+"""Core-owned retry policy (docs/architecture.md §9): workers classify, Core decides.
 
 ``transient_infrastructure`` retries with bounded exponential backoff and
 jitter; ``worker_interrupted`` (and a lost lease) retries at once, the lease

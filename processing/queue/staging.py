@@ -36,9 +36,12 @@ def role_limits_all() -> dict[str, dict[str, dict[str, int]]]:
 
 @lru_cache(maxsize=4)
 def _role_limits_all(artifact_bytes: int) -> dict[str, dict[str, dict[str, int]]]:
-    return {name: {role.role: dict.fromkeys(role.media_types, min(role.max_bytes, artifact_bytes))
-                   for role in op.result_roles}
-            for name, op in REGISTRY.items()}  # fmt: skip
+    return {
+        name: {
+            role.role: dict.fromkeys(role.media_types, min(role.max_bytes, artifact_bytes)) for role in op.result_roles
+        }
+        for name, op in REGISTRY.items()
+    }
 
 
 def role_limits_accepting(*, role: str, media_type: str, size: int) -> dict[str, int]:
@@ -98,12 +101,19 @@ def output_stage(
     digest = hashlib.sha256(data).hexdigest()
     if digest != expected_sha256:
         raise OutputRejected("The bytes do not match the declared sha256.", details={"role": role})
-    fields = {"role": role, "media_type": media_type, "filename": filename[:255], "size_bytes": len(data),
-              "sha256": digest}  # fmt: skip
+    fields = {
+        "role": role,
+        "media_type": media_type,
+        "filename": filename[:255],
+        "size_bytes": len(data),
+        "sha256": digest,
+    }
     accepting = role_limits_accepting(role=role, media_type=media_type, size=len(data))
     with prepared_cursor() as cursor:
-        cursor.execute(_STAGE_SQL, {**fields, "size": len(data), "data": data, "claim": claim_id,
-                                    "accepting": json.dumps(accepting)})  # fmt: skip
+        cursor.execute(
+            _STAGE_SQL,
+            {**fields, "size": len(data), "data": data, "claim": claim_id, "accepting": json.dumps(accepting)},
+        )
         row = cursor.fetchone()
     if row is None:
         refusal_explain(claim_id=claim_id, role=role, media_type=media_type, size=len(data))

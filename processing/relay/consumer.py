@@ -23,8 +23,11 @@ class ReceivedEvent:
     duplicate: bool
 
     def line(self) -> str:
-        ids = " ".join(f"{key}={value}" for key, value in sorted(self.body.items())
-                       if key not in ("event_id", "kind", "created_at"))  # fmt: skip
+        ids = " ".join(
+            f"{key}={value}"
+            for key, value in sorted(self.body.items())
+            if key not in ("event_id", "kind", "created_at")
+        )
         mark = "  [duplicate]" if self.duplicate else ""
         return f"{self.body.get('created_at', '')} {self.kind} event_id={self.event_id} {ids}{mark}"
 

@@ -70,8 +70,14 @@ class RelayPass:
 
 
 class OutboxRelay:
-    def __init__(self, broker: Broker, *, batch: int | None = None, claim_seconds: int | None = None,
-                 backoff_max_seconds: int | None = None):  # fmt: skip
+    def __init__(
+        self,
+        broker: Broker,
+        *,
+        batch: int | None = None,
+        claim_seconds: int | None = None,
+        backoff_max_seconds: int | None = None,
+    ):
         self.broker = broker
         self.batch = batch or settings.OUTBOX_RELAY_BATCH
         self.claim_seconds = claim_seconds or settings.OUTBOX_CLAIM_SECONDS
@@ -83,10 +89,11 @@ class OutboxRelay:
             rows = sorted(cursor.fetchall())
         # Django's cursor hands jsonb back as text.
         return [
-            EventMessage(row_id, str(event_id), kind, message_body(kind=kind, payload=json.loads(payload),
-                                                                   created_at=created))
+            EventMessage(
+                row_id, str(event_id), kind, message_body(kind=kind, payload=json.loads(payload), created_at=created)
+            )
             for row_id, event_id, kind, payload, created in rows
-        ]  # fmt: skip
+        ]
 
     def record_dispatched(self, ids: list[int]) -> None:
         with connection.cursor() as cursor:

@@ -1,4 +1,4 @@
-"""Capture (architecture §6): freeze under the fence, then build the bundle outside it.
+"""Capture (docs/architecture.md §9): freeze under the fence, then build the bundle outside it.
 
 Lock order: the project fence (Workspace's project row) is the only lock held,
 and only for the freeze transaction, which reads metadata and writes one pin.

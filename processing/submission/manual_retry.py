@@ -1,4 +1,4 @@
-"""Manual retry (architecture §5): a new job linked to a failed one; the failed job is never reopened.
+"""Manual retry (docs/architecture.md §14): a new job linked to a failed one; the failed job is never reopened.
 
 The new job keeps the operation, options, input profile and the immutable input
 blob of the failed one, belongs to the same requester, and enters the queue
@@ -54,7 +54,7 @@ def job_retry_by_operator(*, job_id) -> Retried:
     Same errors as ``job_retry``, plus ProjectNotFound when the requester may no longer see the project.
     """
     limit = limits()
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         failed = ProcessingJob.objects.select_for_update().get(pk=job_id)
         earlier = ProcessingJob.objects.filter(retry_of_id=failed.pk).order_by("created_at").first()
         if earlier is not None:

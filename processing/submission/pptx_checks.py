@@ -80,8 +80,16 @@ def _xml(archive: zipfile.ZipFile, name: str):
     try:
         return ElementTree.fromstring(archive.read(name))
     # A damaged or encrypted entry fails while reading: bad CRC, corrupt deflate data, unsupported method.
-    except (ElementTree.ParseError, DefusedXmlException, ValueError, zipfile.BadZipFile, zlib.error, RuntimeError,
-            NotImplementedError, EOFError) as exc:  # fmt: skip
+    except (
+        ElementTree.ParseError,
+        DefusedXmlException,
+        ValueError,
+        zipfile.BadZipFile,
+        zlib.error,
+        RuntimeError,
+        NotImplementedError,
+        EOFError,
+    ) as exc:
         raise _refuse("pptx_invalid_xml", f"{name} is not acceptable XML.", entry=name) from exc
 
 

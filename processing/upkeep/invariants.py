@@ -5,6 +5,7 @@ or a test reads them all. ``slack`` lets a check ignore work that is merely
 late by less than one reaper interval.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -19,12 +20,11 @@ from processing.models import (
     OutboxEvent,
     ProcessingArtifact,
     ProcessingAttempt,
-    ProcessingBlob,
     ProcessingJob,
     TerminalCommit,
 )
 from processing.models.jobs import TERMINAL_STATES
-from processing.upkeep.reapers import BLOB_GRACE
+from processing.upkeep.reapers import BLOB_GRACE, blob_ids_kept
 
 OUTBOX_RETRY_BUDGET = 20
 OUTBOX_MAX_PENDING = timedelta(minutes=10)
@@ -37,6 +37,16 @@ class Violation:
 
     def __str__(self) -> str:
         return f"{self.check}: {self.detail}"
+
+
+# Promises of contexts above Processing (the Library's hand-off to indexing), registered when their app is ready.
+_CHECKS: list[Callable[[], list[Violation]]] = []
+
+
+def invariant_register(check: Callable[[], list[Violation]]) -> None:
+    """Add ``check`` to ``check_all``: it returns the violations it finds and never raises for a broken promise."""
+    if check not in _CHECKS:
+        _CHECKS.append(check)
 
 
 def _rows(sql: str, params: list) -> list[tuple]:
@@ -109,26 +119,15 @@ def artifact_bytes_intact() -> list[Violation]:
 
 
 def unreferenced_blobs(slack: timedelta) -> list[Violation]:
-    """No blob outlives its last reference (a job, artifact, staged output, ticket or library version)."""
-    from workspace import facade as workspace
-
+    """No blob outlives its last reference (a job, artifact, staged output, ticket, or a registered keeper's)."""
     rows = _rows(
         f"SELECT blob.id FROM processing_processingblob AS blob "  # noqa: S608  a fixed fragment
         f"WHERE blob.touched_at < now() - %s AND {NOT_REFERENCED_BY_PROCESSING} LIMIT 1000",
         [BLOB_GRACE + slack],
     )
     candidates = [blob_id for (blob_id,) in rows]
-    kept = workspace.library_blob_ids_in_use(blob_ids=candidates)
+    kept = blob_ids_kept(candidates)
     return [Violation("blob_unreferenced", f"blob {blob_id}") for blob_id in candidates if blob_id not in kept][:100]
-
-
-def library_version_bytes_present() -> list[Violation]:
-    """Every library version's PDF blob still exists (the version names it by id, without a foreign key)."""
-    from workspace import facade as workspace
-
-    versions = workspace.library_version_blobs()
-    present = set(ProcessingBlob.objects.filter(pk__in=[blob for _, blob in versions]).values_list("pk", flat=True))
-    return [Violation("library_version_blob_missing", f"version {v}") for v, blob in versions if blob not in present]
 
 
 def outbox_not_stuck() -> list[Violation]:
@@ -140,7 +139,7 @@ def outbox_not_stuck() -> list[Violation]:
 
 
 def check_all(*, slack: timedelta = timedelta(seconds=60), include_outbox: bool = True) -> list[Violation]:
-    """Every promise of document processing and of the PDF library's hand-off to it."""
+    """Every promise of document processing, and those other contexts registered (``invariant_register``)."""
     violations = (
         jobs_past_deadlines(slack)
         + terminal_commits_match()
@@ -149,31 +148,8 @@ def check_all(*, slack: timedelta = timedelta(seconds=60), include_outbox: bool 
         + artifact_bytes_intact()
         + unreferenced_blobs(slack)
     )
-    violations += library_versions_handed_off() + library_search_current() + library_version_bytes_present()
+    for check in _CHECKS:
+        violations += check()
     if include_outbox:
         violations += outbox_not_stuck()
     return violations
-
-
-def library_versions_handed_off(*, since: timedelta = timedelta(days=1)) -> list[Violation]:
-    """Every accepted library version has its indexing job and its ``document.version.accepted`` event."""
-    from workspace import facade as workspace
-
-    versions = workspace.library_versions_since(since=db_now() - since)
-    jobs = set(ProcessingJob.objects.filter(pk__in=[job for _, job in versions]).values_list("pk", flat=True))
-    announced = set(
-        OutboxEvent.objects.filter(kind="document.version.accepted").values_list("payload__version_id", flat=True)
-    )
-    found = [Violation("library_version_without_job", f"version {v}") for v, job in versions if job not in jobs]
-    return found + [
-        Violation("library_version_without_event", f"version {v}") for v, _ in versions if str(v) not in announced
-    ]
-
-
-def library_search_current() -> list[Violation]:
-    """No document serves an older searchable version while its requested version is already indexed."""
-    from workspace import facade as workspace
-
-    return [
-        Violation("library_search_stale", f"document {d}") for d in workspace.library_documents_with_lagging_search()
-    ]

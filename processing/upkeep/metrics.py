@@ -1,4 +1,4 @@
-"""Prometheus figures for document processing (architecture §11).
+"""Prometheus figures for document processing (docs/architecture.md §9).
 
 Queue and attempt figures are read from the database at scrape time (the
 database is the truth, shared by every process); in-process counters cover
@@ -66,9 +66,10 @@ def _attempt_figures():
     lost = GaugeMetricFamily("quire_processing_lease_losses", "Attempts that lost their lease (retained).")
     lost.add_metric([], ProcessingAttempt.objects.filter(state=AttemptState.LOST).count())
     durations = GaugeMetricFamily(
-        "quire_processing_job_duration_seconds_p50", "Median end-to-end duration over the last hour.",
+        "quire_processing_job_duration_seconds_p50",
+        "Median end-to-end duration over the last hour.",
         labels=["operation"],
-    )  # fmt: skip
+    )
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT operation, "

@@ -1,6 +1,6 @@
 """The operators' overview (admin): queue, workers, failures and lease losses, read from the database.
 
-The same figures as ``/metrics`` (architecture §11), shaped for one page.
+The same figures as ``/metrics`` (docs/architecture.md §9), shaped for one page.
 """
 
 import uuid
@@ -79,10 +79,13 @@ def _queue(now: datetime) -> tuple[QueueFigure, ...]:
         oldest = row.get("oldest")
         figures.append(
             QueueFigure(
-                operation, exposed.get(operation, ""), row.get("depth", 0), now - oldest if oldest else None,
+                operation,
+                exposed.get(operation, ""),
+                row.get("depth", 0),
+                now - oldest if oldest else None,
                 running.get(operation, 0),
             )
-        )  # fmt: skip
+        )
     return tuple(figures)
 
 
@@ -95,11 +98,17 @@ def _sessions() -> tuple[SessionFigure, ...]:
     )
     return tuple(
         SessionFigure(
-            session.pk, session.identity, session.instance, session.state, session.last_heartbeat_at,
-            session.expires_at, tuple(f"{p.operation} × {p.slots}" for p in session.processors.all()), session.active,
+            session.pk,
+            session.identity,
+            session.instance,
+            session.state,
+            session.last_heartbeat_at,
+            session.expires_at,
+            tuple(f"{p.operation} × {p.slots}" for p in session.processors.all()),
+            session.active,
         )
         for session in live
-    )  # fmt: skip
+    )
 
 
 def processing_overview() -> Overview:

@@ -1,4 +1,4 @@
-"""Reapers (architecture §11). Each step is idempotent and safe to run from several processes at once.
+"""Reapers (docs/architecture.md §9). Each step is idempotent and safe to run from several processes at once.
 
 Steps take work with ``FOR UPDATE SKIP LOCKED`` and then make guarded updates,
 so two reapers never both move the same row, a reaper killed mid-sweep leaves
@@ -7,6 +7,7 @@ reaper's read and its update wins (the update no longer matches).
 """
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -35,13 +36,30 @@ from processing.models import (
 from processing.models.jobs import TERMINAL_STATES
 from processing.queue.retry_policy import job_after_attempt
 from processing.transitions import job_transition
-from workspace import facade as workspace
 
 logger = logging.getLogger(__name__)
 
 BATCH = 200
 STAGED_GRACE = timedelta(minutes=10)
 BLOB_GRACE = timedelta(hours=1)
+
+# Contexts above Processing that name blobs by id (the Library's versions) register a keeper when their
+# app is ready: given candidate blob ids, it returns those it still holds.
+BlobKeeper = Callable[[list[int]], set[int]]
+_BLOB_KEEPERS: list[BlobKeeper] = []
+
+
+def blob_keeper_register(keeper: BlobKeeper) -> None:
+    if keeper not in _BLOB_KEEPERS:
+        _BLOB_KEEPERS.append(keeper)
+
+
+def blob_ids_kept(blob_ids: list[int]) -> set[int]:
+    """Which of these blobs (unreferenced by Processing) a registered keeper still holds."""
+    kept: set[int] = set()
+    for keeper in _BLOB_KEEPERS:
+        kept |= keeper(blob_ids) if blob_ids else set()
+    return kept
 
 
 @dataclass
@@ -95,9 +113,13 @@ def leases_expire() -> int:
                 context = {"job": str(job.pk), "attempt": attempt.number, "claim": str(attempt.claim_id)}
                 logger.warning("lease lost", extra={**context, "operation": job.operation})
                 job_after_attempt(
-                    job, failure_class=FailureClass.WORKER_INTERRUPTED, code="lease_expired",
-                    message="The worker stopped renewing its lease.", now=now, limit=limit,
-                )  # fmt: skip
+                    job,
+                    failure_class=FailureClass.WORKER_INTERRUPTED,
+                    code="lease_expired",
+                    message="The worker stopped renewing its lease.",
+                    now=now,
+                    limit=limit,
+                )
             done += lost
 
 
@@ -176,9 +198,10 @@ def outbox_retire() -> int:
 def blobs_collect() -> int:
     """Delete blobs nothing references once their grace period has passed since last use.
 
-    Library versions keep their PDF bytes (asked through Workspace's facade), even
-    after their indexing job is retired; bytes stored for an acceptance that was
-    refused or rolled back are referenced by nothing and go after the grace period.
+    Library versions keep their PDF bytes (the Library registers their keeper with
+    ``blob_keeper_register``), even after their indexing job is retired; bytes stored
+    for an acceptance that was refused or rolled back are referenced by nothing and go
+    after the grace period.
     """
     cutoff = db_now() - BLOB_GRACE
     with connection.cursor() as cursor:
@@ -191,7 +214,7 @@ def blobs_collect() -> int:
     # A version names its blob only after touching it (blob_put) within the grace period, so a
     # blob both past the cutoff and unnamed here cannot gain a version before the delete below.
     # Blobs a version holds are touched, so they leave the candidates for another grace period.
-    kept = workspace.library_blob_ids_in_use(blob_ids=ids)
+    kept = blob_ids_kept(ids)
     if kept:
         ProcessingBlob.objects.filter(pk__in=kept).update(touched_at=db_now())
     ids = sorted(set(ids) - kept)

@@ -55,7 +55,7 @@ def author(url: str):
     from django.contrib.auth import get_user_model
 
     from access.services import token_create
-    from processing.worker.client import HttpCoreClient
+    from quire_worker.client import HttpCoreClient
 
     user = get_user_model().objects.create_user(username=f"bench-{uuid.uuid4().hex[:8]}", password="x" * 12)
     _, token = token_create(user_id=user.pk, name="bench")
@@ -63,9 +63,12 @@ def author(url: str):
 
 
 def submit(client, project_id, key: str | None = None) -> dict:
-    data = client._call("POST", f"/v1/projects/{project_id}/builds", body=b"{}",
-                        headers={"Content-Type": "application/json",
-                                 "Idempotency-Key": key or uuid.uuid4().hex})  # fmt: skip
+    data = client._call(
+        "POST",
+        f"/v1/projects/{project_id}/builds",
+        body=b"{}",
+        headers={"Content-Type": "application/json", "Idempotency-Key": key or uuid.uuid4().hex},
+    )
     return json.loads(data)
 
 
@@ -104,8 +107,8 @@ class RawSide:
 
     def __init__(self, root: Path, operations: list[str]):
         from processing.configuration import limits
-        from processing.worker.discovery import processors_available
-        from processing.worker.sandbox import BwrapExecutor
+        from quire_worker.discovery import processors_available
+        from quire_worker.sandbox import BwrapExecutor
         from scripts.bench_latex_raw import claim_limits
 
         self.root = root
@@ -119,7 +122,7 @@ class RawSide:
 
     def build_ms(self, operation: str, bundle: bytes) -> float:
         """Milliseconds of ``processor.run`` on ``bundle``, laid out as the agent lays out a claim's input."""
-        from processing.worker.unpack import input_materialize
+        from quire_worker.unpack import input_materialize
 
         work = Path(tempfile.mkdtemp(prefix="raw-", dir=self.root))  # mode 0700, as the agent's job directory
         try:
@@ -127,12 +130,23 @@ class RawSide:
             output_dir.mkdir()
             input_materialize(bundle, schema=BUNDLE_SCHEMA, destination=input_dir)
             # As the claim's request for a build: builds take no options.
-            request = {"operation": operation, "input_schema": BUNDLE_SCHEMA, "options": {}, "input_profile": "",
-                       "filename": "", "attempt": 1}  # fmt: skip
+            request = {
+                "operation": operation,
+                "input_schema": BUNDLE_SCHEMA,
+                "options": {},
+                "input_profile": "",
+                "filename": "",
+                "attempt": 1,
+            }
             started = time.perf_counter()
-            self.processors[operation].run(input_dir=input_dir, output_dir=output_dir, request=request,
-                                           limits=self.limits, cancel=threading.Event(),
-                                           executor=self.executor)  # fmt: skip
+            self.processors[operation].run(
+                input_dir=input_dir,
+                output_dir=output_dir,
+                request=request,
+                limits=self.limits,
+                cancel=threading.Event(),
+                executor=self.executor,
+            )
             return (time.perf_counter() - started) * 1000
         finally:
             shutil.rmtree(work, ignore_errors=True)
@@ -165,8 +179,9 @@ def paired_builds(client, user, raw_side: RawSide, *, project_type: str, source:
     for rep in range(BENCH_REPS + 1):
         raw, full, builds = [], [], []
         for index in range(n):
-            workspace.file_write(actor_id=user.pk, project_id=project.pk, path=entry,
-                                 data=edit(source, f"{rep}-{index}").encode())  # fmt: skip
+            workspace.file_write(
+                actor_id=user.pk, project_id=project.pk, path=entry, data=edit(source, f"{rep}-{index}").encode()
+            )
             bundle = project_capture(project_id=project.pk).bundle  # what the submission will capture
             if raw_first := index % 2 == 0:
                 raw.append(raw_side.build_ms(operation, bundle.data))
@@ -188,19 +203,44 @@ def paired_builds(client, user, raw_side: RawSide, *, project_type: str, source:
 
 def report_paired(kind: str, name: str, label: str, paired: Paired, n: int) -> dict:
     """The raw, full, overhead, ratio and phase figures of one document; returns the overhead's line."""
-    report(f"{kind}_raw_ms_p50_{name}", paired.raw, unit="ms", n=n,
-           config=f"{label}: the agent's processor alone in bubblewrap, on the full build's own bundle")  # fmt: skip
-    report(f"{kind}_full_ms_p50_{name}", paired.full, unit="ms", n=n,
-           config=f"{label}: API submit to PDF downloaded, client {CLIENT}")  # fmt: skip
+    report(
+        f"{kind}_raw_ms_p50_{name}",
+        paired.raw,
+        unit="ms",
+        n=n,
+        config=f"{label}: the agent's processor alone in bubblewrap, on the full build's own bundle",
+    )
+    report(
+        f"{kind}_full_ms_p50_{name}",
+        paired.full,
+        unit="ms",
+        n=n,
+        config=f"{label}: API submit to PDF downloaded, client {CLIENT}",
+    )
     target = f"target <= {OVERHEAD_TARGET_MS} ms"
-    line = report(f"{kind}_overhead_ms_p50_{name}", paired.overhead, unit="ms", n=n,
-                  config=f"{label}: median of full - raw of the same build, {target}")  # fmt: skip
-    report(f"{kind}_full_vs_raw_ratio_{name}", [f / r for f, r in zip(paired.full, paired.raw, strict=True)],
-           unit="x", n=n, config=f"{label}: full p50 / raw p50")  # fmt: skip
+    line = report(
+        f"{kind}_overhead_ms_p50_{name}",
+        paired.overhead,
+        unit="ms",
+        n=n,
+        config=f"{label}: median of full - raw of the same build, {target}",
+    )
+    report(
+        f"{kind}_full_vs_raw_ratio_{name}",
+        [f / r for f, r in zip(paired.full, paired.raw, strict=True)],
+        unit="x",
+        n=n,
+        config=f"{label}: full p50 / raw p50",
+    )
     per_rep = [_phases_ms(builds) for builds in paired.timelines]
     for phase in PHASES:
-        report(f"{kind}_phase_ms_p50_{phase}_{name}", [rep[phase] for rep in per_rep], unit="ms", n=n,
-               config="phase of the full path, from job/attempt/output timestamps")  # fmt: skip
+        report(
+            f"{kind}_phase_ms_p50_{phase}_{name}",
+            [rep[phase] for rep in per_rep],
+            unit="ms",
+            n=n,
+            config="phase of the full path, from job/attempt/output timestamps",
+        )
     return line
 
 
@@ -213,8 +253,17 @@ def _phases_ms(builds: list[tuple]) -> dict[str, float]:
         job = ProcessingJob.objects.get(pk=job_id)
         attempt = ProcessingAttempt.objects.get(job=job, state="delivered")
         staged = sorted(o.created_at.timestamp() for o in StagedOutput.objects.filter(attempt=attempt))
-        moments = [submitted_at, job.queued_at.timestamp(), attempt.started_at.timestamp(), staged[0], staged[-1],
-                   attempt.ended_at.timestamp(), job.completed_at.timestamp(), seen_at, downloaded_at]  # fmt: skip
+        moments = [
+            submitted_at,
+            job.queued_at.timestamp(),
+            attempt.started_at.timestamp(),
+            staged[0],
+            staged[-1],
+            attempt.ended_at.timestamp(),
+            job.completed_at.timestamp(),
+            seen_at,
+            downloaded_at,
+        ]
         for phase, (start, end) in zip(PHASES, itertools.pairwise(moments), strict=True):
             per_phase[phase].append((end - start) * 1000)
     return {phase: statistics.median(values) for phase, values in per_phase.items()}

@@ -60,8 +60,10 @@ def cancel_latency(client, user, n: int) -> list[dict]:
         p50s.append(percentile(samples, 0.5))
         p99s.append(percentile(samples, 0.99))
     config = f"{n} running LaTeX builds (endless loop), cancel request to job seen cancelled"
-    return [report("cancel_latency_ms_p50", p50s, unit="ms", n=n, config=config),
-            report("cancel_latency_ms_p99", p99s, unit="ms", n=n, config=config)]  # fmt: skip
+    return [
+        report("cancel_latency_ms_p50", p50s, unit="ms", n=n, config=config),
+        report("cancel_latency_ms_p99", p99s, unit="ms", n=n, config=config),
+    ]
 
 
 def cancel_targets(lines: list[dict]) -> None:

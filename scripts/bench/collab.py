@@ -121,15 +121,42 @@ class World:
         return file.pk
 
     def spec(self, file_id: int, editors: list[tuple[int, bool]], **fields) -> dict:
-        return {"host": self.host, "port": self.port, "path": f"/ws/projects/{self.project_id}/documents/{file_id}",
-                "editors": [(index, self.cookies[index], receiver) for index, receiver in editors],
-                "seed": random.getrandbits(32), "mode": "type", "rate": RATE, **fields}  # fmt: skip
+        return {
+            "host": self.host,
+            "port": self.port,
+            "path": f"/ws/projects/{self.project_id}/documents/{file_id}",
+            "editors": [(index, self.cookies[index], receiver) for index, receiver in editors],
+            "seed": random.getrandbits(32),
+            "mode": "type",
+            "rate": RATE,
+            **fields,
+        }
 
 
 def document_text(size: int = 20_000) -> str:
     rng = random.Random(7)
-    words = ["the", "of", "manifold", "theorem", "lemma", "we", "show", "that", "bound", "proof", "holds",
-             "every", "finite", "set", "\\emph{strict}", "$x_i$", "$n \\geq 2$", "and", "hence", "compact"]  # fmt: skip
+    words = [
+        "the",
+        "of",
+        "manifold",
+        "theorem",
+        "lemma",
+        "we",
+        "show",
+        "that",
+        "bound",
+        "proof",
+        "holds",
+        "every",
+        "finite",
+        "set",
+        "\\emph{strict}",
+        "$x_i$",
+        "$n \\geq 2$",
+        "and",
+        "hence",
+        "compact",
+    ]
     lines = ["\\section{Bench}"]
     while sum(len(line) + 1 for line in lines) < size:
         lines.append(" ".join(rng.choices(words, k=14)) + ("." if rng.random() < 0.8 else "\n"))
@@ -289,12 +316,17 @@ def roundtrip_phase(world: World, editors: int, per_kind: int) -> None:
         for kind, samples in (("", pooled), ("_same_process", same), ("_cross_process", cross)):
             per_rep.setdefault(f"p50{kind}", []).append(percentile(samples, 0.5))
             per_rep.setdefault(f"p99{kind}", []).append(percentile(samples, 0.99))
-    print(f"  [{editors} editors: {seconds:.1f} s measured per period; editors per server process "
-          f"{', '.join(sorted(set(spreads)))} ({reconnections} reconnections to place the receivers); "
-          f"the typing clients used {max(cpus):.0%} of a core at most]")  # fmt: skip
+    print(
+        f"  [{editors} editors: {seconds:.1f} s measured per period; editors per server process "
+        f"{', '.join(sorted(set(spreads)))} ({reconnections} reconnections to place the receivers); "
+        f"the typing clients used {max(cpus):.0%} of a core at most]"
+    )
     base = f"{editors} editors typing {RATE:g} keys/s each on one document, 2 server processes"
-    for kind, label, index in (("", "same- and cross-process pooled", 0), ("_same_process", "same process", 1),
-                               ("_cross_process", "across processes", 2)):  # fmt: skip
+    for kind, label, index in (
+        ("", "same- and cross-process pooled", 0),
+        ("_same_process", "same process", 1),
+        ("_cross_process", "across processes", 2),
+    ):
         n = min(count[index] for count in counts)
         for stat in ("p50", "p99"):
             name = f"collab_roundtrip_ms_{stat}_editors_{editors}{kind}"
@@ -304,8 +336,9 @@ def roundtrip_phase(world: World, editors: int, per_kind: int) -> None:
 def throughput_phase(world: World) -> None:
     sustained, cpus, sent = [], [], []
     for _ in range(BENCH_REPS):
-        spec = world.spec(world.document("offered"), [(index, False) for index in range(OFFERED_EDITORS)],
-                          mode="ramp", **OFFERED)  # fmt: skip
+        spec = world.spec(
+            world.document("offered"), [(index, False) for index in range(OFFERED_EDITORS)], mode="ramp", **OFFERED
+        )
         ran = editors_run([spec])
         steps = ran.results[0]["steps"]
         good = [step for step in steps if step["sustained"]]
@@ -314,11 +347,15 @@ def throughput_phase(world: World) -> None:
         sent.append(best["sent"])
         cpus.append(max(step["client_cpu"] for step in steps))
         ramp = ", ".join(f"{step['rate']:.0f}{'' if step['sustained'] else ' (not)'}" for step in steps)
-        print(f"  [offered updates/s: {ramp}; the highest sustained had acknowledgement p99 {best['p99_ms']:.0f} ms; "
-              f"the clients used {cpus[-1]:.0%} of a core at most]")  # fmt: skip
-    config = (f"{OFFERED_EDITORS} editors on one document sending open-loop, steps of {OFFERED['step_seconds']:g} s "
-              f"x{OFFERED['factor']:g} then {OFFERED['refine']} bisections; sustained: every update acknowledged, "
-              f"99% within {OFFERED['ack_bound'] * 1000:.0f} ms; 2 server processes")  # fmt: skip
+        print(
+            f"  [offered updates/s: {ramp}; the highest sustained had acknowledgement p99 {best['p99_ms']:.0f} ms; "
+            f"the clients used {cpus[-1]:.0%} of a core at most]"
+        )
+    config = (
+        f"{OFFERED_EDITORS} editors on one document sending open-loop, steps of {OFFERED['step_seconds']:g} s "
+        f"x{OFFERED['factor']:g} then {OFFERED['refine']} bisections; sustained: every update acknowledged, "
+        f"99% within {OFFERED['ack_bound'] * 1000:.0f} ms; 2 server processes"
+    )
     figure("collab_accepted_updates_per_s", sustained, unit="updates/s", n=min(sent), config=config)
 
 
@@ -345,11 +382,21 @@ def fence_phase(world: World, captures: int) -> None:
             per_rep[f"{key}p99"].append(percentile(samples, 0.99))
     typing = f"{FENCE_EDITORS} editors typing {RATE:g} keys/s each on one document of the project"
     for stat in ("p50", "p99"):
-        figure(f"collab_capture_fence_hold_ms_{stat}_editors_{FENCE_EDITORS}", per_rep[stat], unit="ms",
-               n=captures, config=f"{captures} captures 100–200 ms apart while {typing}")  # fmt: skip
+        figure(
+            f"collab_capture_fence_hold_ms_{stat}_editors_{FENCE_EDITORS}",
+            per_rep[stat],
+            unit="ms",
+            n=captures,
+            config=f"{captures} captures 100–200 ms apart while {typing}",
+        )
     for stat in ("p50", "p99"):
-        figure(f"collab_capture_fence_hold_ms_{stat}_editors_0", per_rep[f"idle_{stat}"], unit="ms", n=captures,
-               config=f"{captures} captures 100–200 ms apart, nobody connected")  # fmt: skip
+        figure(
+            f"collab_capture_fence_hold_ms_{stat}_editors_0",
+            per_rep[f"idle_{stat}"],
+            unit="ms",
+            n=captures,
+            config=f"{captures} captures 100–200 ms apart, nobody connected",
+        )
 
 
 def targets(lines: list[dict]) -> None:
@@ -368,14 +415,18 @@ def main() -> None:
         os.environ["QUIRE_STORAGE_DIR"] = str(directory / "storage")
         django_setup()
         env = {**SERVER_ENV, "QUIRE_STORAGE_DIR": str(directory / "storage")}
-        print(f"Live editing benchmark (one document, 2 server processes; machine load {os.getloadavg()[0]:.1f} "
-              f"on {os.cpu_count()} cores at the start)")  # fmt: skip
+        print(
+            f"Live editing benchmark (one document, 2 server processes; machine load {os.getloadavg()[0]:.1f} "
+            f"on {os.cpu_count()} cores at the start)"
+        )
         with web_server(env, workers=2, log=directory / "web.log") as url:
             world = world_create(url, max(EDITOR_COUNTS))
             print(f"  [set up in {time.perf_counter() - started:.0f} s]")
             phases = [(f"{editors} editors", roundtrip_phase, (world, editors, n_or(200))) for editors in EDITOR_COUNTS]
-            phases += [("offered rates", throughput_phase, (world,)),
-                       ("captures", fence_phase, (world, max(20, BENCH_N or 60)))]  # fmt: skip
+            phases += [
+                ("offered rates", throughput_phase, (world,)),
+                ("captures", fence_phase, (world, max(20, BENCH_N or 60))),
+            ]
             for name, phase, arguments in phases:
                 phase_started = time.perf_counter()
                 phase(*arguments)

@@ -244,10 +244,16 @@ class Offered:
             await asyncio.sleep(0.01)
         unacknowledged = self.backlog()
         late = sum(latency > bound for latency in self.latencies) + unacknowledged
-        return {"rate": rate, "sent": sent, "acknowledged": len(self.latencies), "unacknowledged": unacknowledged,
-                "p99_ms": _percentile(self.latencies, 0.99) * 1000, "late": late,
-                "client_cpu": (time.process_time() - cpu_from) / (time.monotonic() - started),
-                "sustained": sent > 0 and unacknowledged == 0 and late <= 0.01 * sent}  # fmt: skip
+        return {
+            "rate": rate,
+            "sent": sent,
+            "acknowledged": len(self.latencies),
+            "unacknowledged": unacknowledged,
+            "p99_ms": _percentile(self.latencies, 0.99) * 1000,
+            "late": late,
+            "client_cpu": (time.process_time() - cpu_from) / (time.monotonic() - started),
+            "sustained": sent > 0 and unacknowledged == 0 and late <= 0.01 * sent,
+        }
 
     async def drained(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
@@ -326,13 +332,18 @@ async def _run(conn, spec: dict) -> None:
             if time.monotonic() - latest > 1.0:
                 break
             await asyncio.sleep(0.1)
-    conn.send(("done", {
-        "sends": {editor.index: editor.sends for editor in editors},
-        "arrivals": {editor.index: editor.arrivals for editor in editors if editor.receiver},
-        "typed": sum(editor.typed for editor in editors),
-        "cpu_seconds": cpu_seconds,
-        **_health(editors),
-    }))  # fmt: skip
+    conn.send(
+        (
+            "done",
+            {
+                "sends": {editor.index: editor.sends for editor in editors},
+                "arrivals": {editor.index: editor.arrivals for editor in editors if editor.receiver},
+                "typed": sum(editor.typed for editor in editors),
+                "cpu_seconds": cpu_seconds,
+                **_health(editors),
+            },
+        )
+    )
     await asyncio.gather(*(editor.close() for editor in editors))
 
 

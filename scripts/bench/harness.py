@@ -37,8 +37,16 @@ def percentile(values: list[float], fraction: float) -> float:
 def report(figure: str, per_rep: list[float], *, unit: str, n: int, config: str) -> dict:
     """Print a human line and the BENCH json line: the median of the repetitions, with min and max."""
     value = statistics.median(per_rep)
-    line = {"figure": figure, "value": round(value, 3), "unit": unit, "n": n, "reps": len(per_rep),
-            "min": round(min(per_rep), 3), "max": round(max(per_rep), 3), "config": config}  # fmt: skip
+    line = {
+        "figure": figure,
+        "value": round(value, 3),
+        "unit": unit,
+        "n": n,
+        "reps": len(per_rep),
+        "min": round(min(per_rep), 3),
+        "max": round(max(per_rep), 3),
+        "config": config,
+    }
     print(f"  {figure:<40} {value:>12.3f} {unit:<8} (min {min(per_rep):.3f}, max {max(per_rep):.3f}; {config})")
     print("BENCH " + json.dumps(line), flush=True)
     return line

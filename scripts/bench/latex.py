@@ -76,22 +76,37 @@ def main() -> None:
         deployment = str(deployment_write(directory, operations=[LATEX, TYPST], limits=limits))
         os.environ["QUIRE_DEPLOYMENT_FILE"] = deployment
         django_setup()
-        env = {"QUIRE_DEPLOYMENT_FILE": deployment, "DATABASE_POOL": "true", "DEBUG": "false",
-               "QUIRE_LOG_LEVEL": "WARNING", "OFFICE_WARM_ON_START": "false"}  # fmt: skip
+        env = {
+            "QUIRE_DEPLOYMENT_FILE": deployment,
+            "DATABASE_POOL": "true",
+            "DEBUG": "false",
+            "QUIRE_LOG_LEVEL": "WARNING",
+            "OFFICE_WARM_ON_START": "false",
+        }
         print(f"Build benchmark (pdflatex and Typst, bubblewrap; {n} builds x {BENCH_REPS} repetitions + warm-up)")
-        with web_server(env, workers=2, log=directory / "web.log") as url, \
-                agents(url, directory, count=1, slots=1, operations=f"{LATEX},{TYPST}"):  # fmt: skip
+        with (
+            web_server(env, workers=2, log=directory / "web.log") as url,
+            agents(url, directory, count=1, slots=1, operations=f"{LATEX},{TYPST}"),
+        ):
             user, client = author(url)
             raw_side = RawSide(directory / "raw", [LATEX, TYPST])
             overheads = []
-            documents = (("demo", "LaTeX demo", STARTER_DOCUMENT),
-                         ("20_pages", "20 LaTeX pages with a toc", twenty_page_document()))  # fmt: skip
+            documents = (
+                ("demo", "LaTeX demo", STARTER_DOCUMENT),
+                ("20_pages", "20 LaTeX pages with a toc", twenty_page_document()),
+            )
             for name, label, source in documents:
-                paired = paired_builds(client, user, raw_side, project_type="latex", source=source, edit=latex_edit,
-                                       n=n)  # fmt: skip
+                paired = paired_builds(
+                    client, user, raw_side, project_type="latex", source=source, edit=latex_edit, n=n
+                )
                 overheads.append(report_paired("latex", name, label, paired, n))
-            report("reuse_hit_ms_p50", _reuse_ms(client, paired.project_id, n), unit="ms", n=n,
-                   config="unchanged resubmission answered as a succeeded job")  # fmt: skip
+            report(
+                "reuse_hit_ms_p50",
+                _reuse_ms(client, paired.project_id, n),
+                unit="ms",
+                n=n,
+                config="unchanged resubmission answered as a succeeded job",
+            )
             overheads += typst_builds(client, user, raw_side, n)
             cancels = cancel_latency(client, user, n)
         for line in overheads:

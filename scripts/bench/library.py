@@ -42,10 +42,10 @@ def page_text(rng: random.Random, words: int = 250) -> str:
 def _client(database_url: str, deployment: str, user_id: int, project_id, documents: list, n: int, barrier, out):
     os.environ.update(DATABASE_URL=database_url, QUIRE_DEPLOYMENT_FILE=deployment)
     django_setup()
-    from processing.exceptions import RevisionMismatch
-    from processing.library_acceptance import VersionUpload, library_version_accept
-    from tests.processing.library.pdfs import text_pdf
-    from workspace.models import LibraryDocument
+    from library.exceptions import RevisionMismatch
+    from library.models import LibraryDocument
+    from library.services.acceptance import VersionUpload, library_version_accept
+    from tests.library.pdfs import text_pdf
 
     pdfs = [text_pdf([f"client {os.getpid()} version {index}"]) for index in range(n)]
     accepted = conflicts = 0
@@ -68,8 +68,8 @@ def _client(database_url: str, deployment: str, user_id: int, project_id, docume
 def acceptance(deployment: str, n: int) -> None:
     from django.contrib.auth import get_user_model
 
-    from processing.library_acceptance import VersionUpload, library_version_accept
-    from tests.processing.library.pdfs import text_pdf
+    from library.services.acceptance import VersionUpload, library_version_accept
+    from tests.library.pdfs import text_pdf
     from workspace import services as workspace
 
     user = get_user_model().objects.create_user(username=f"bench-{time.time_ns()}", password="x" * 12)
@@ -78,15 +78,31 @@ def acceptance(deployment: str, n: int) -> None:
     for label in ("distinct", "contended"):
         rates, conflict_rates = [], []
         for _ in range(BENCH_REPS):
-            first = [library_version_accept(actor_id=user.pk, idempotency_key=uuid.uuid4().hex, upload=VersionUpload(
-                project.pk, None, None, text_pdf([f"seed {index}"]), "seed.pdf")).document_id
-                for index in range(CLIENTS if label == "distinct" else 1)]  # fmt: skip
+            first = [
+                library_version_accept(
+                    actor_id=user.pk,
+                    idempotency_key=uuid.uuid4().hex,
+                    upload=VersionUpload(project.pk, None, None, text_pdf([f"seed {index}"]), "seed.pdf"),
+                ).document_id
+                for index in range(CLIENTS if label == "distinct" else 1)
+            ]
             barrier, out = context.Barrier(CLIENTS), context.Queue()
             processes = [
-                context.Process(target=_client, args=(os.environ["DATABASE_URL"], deployment, user.pk, project.pk,
-                                                      [first[index % len(first)]], n, barrier, out))
+                context.Process(
+                    target=_client,
+                    args=(
+                        os.environ["DATABASE_URL"],
+                        deployment,
+                        user.pk,
+                        project.pk,
+                        [first[index % len(first)]],
+                        n,
+                        barrier,
+                        out,
+                    ),
+                )
                 for index in range(CLIENTS)
-            ]  # fmt: skip
+            ]
             for process in processes:
                 process.start()
             results = [out.get(timeout=600) for _ in processes]
@@ -98,8 +114,13 @@ def acceptance(deployment: str, n: int) -> None:
         config = f"{CLIENTS} client processes, {n} versions each, service level (PDF check + blob + transaction)"
         report(f"library_accept_versions_per_s_{label}", rates, unit="versions/s", n=CLIENTS * n, config=config)
         if label == "contended":
-            report("library_accept_conflict_rate_contended", conflict_rates, unit="ratio", n=CLIENTS * n,
-                   config="412 answers / attempts; a loser re-reads the revision and tries again")  # fmt: skip
+            report(
+                "library_accept_conflict_rate_contended",
+                conflict_rates,
+                unit="ratio",
+                n=CLIENTS * n,
+                config="412 answers / attempts; a loser re-reads the revision and tries again",
+            )
 
 
 def _pending_insert(count: int) -> None:
@@ -175,8 +196,13 @@ def relay_pending_age(name: str, make_broker, n: int) -> None:
         stop.set()
         thread.join()
         p99s.append(_age_p99_ms(marker))
-    report(f"outbox_pending_age_ms_p99_{name}", p99s, unit="ms", n=n,
-           config="commit → confirm, live relay woken by LISTEN, producer ~1 event / 2 ms")  # fmt: skip
+    report(
+        f"outbox_pending_age_ms_p99_{name}",
+        p99s,
+        unit="ms",
+        n=n,
+        config="commit → confirm, live relay woken by LISTEN, producer ~1 event / 2 ms",
+    )
 
 
 def _relay_until(relay, stop: threading.Event) -> None:
@@ -195,18 +221,22 @@ def _undispatched(marker: str) -> int:
 def _age_p99_ms(marker: str) -> float:
     from processing.models import OutboxEvent
 
-    ages = [(dispatched - created).total_seconds() * 1000 for created, dispatched in
-            OutboxEvent.objects.filter(payload__marker=marker).values_list("created_at", "dispatched_at")]  # fmt: skip
+    ages = [
+        (dispatched - created).total_seconds() * 1000
+        for created, dispatched in OutboxEvent.objects.filter(payload__marker=marker).values_list(
+            "created_at", "dispatched_at"
+        )
+    ]
     return percentile(ages, 0.99)
 
 
 def ingestion() -> tuple[object, list[str]]:
     import threading as threads
 
-    from processing.worker.contracts import Limits
-    from processing.worker.processors.pdf_text import PdfTextProcessor
-    from tests.processing.library.pdfs import text_pdf
-    from tests.processing.worker.executors import SubprocessTestExecutor
+    from quire_worker.contracts import Limits
+    from quire_worker.processors.pdf.index_text import PdfTextProcessor
+    from tests.library.pdfs import text_pdf
+    from tests.worker.executors import SubprocessTestExecutor
 
     rng = random.Random(7)
     texts = [page_text(rng) for _ in range(100)]
@@ -218,11 +248,22 @@ def ingestion() -> tuple[object, list[str]]:
             input_dir.mkdir(), output_dir.mkdir()
             (input_dir / "input.pdf").write_bytes(data)
             started = time.perf_counter()
-            PdfTextProcessor().run(input_dir=input_dir, output_dir=output_dir, request={}, limits=Limits(),
-                                   cancel=threads.Event(), executor=SubprocessTestExecutor())  # fmt: skip
+            PdfTextProcessor().run(
+                input_dir=input_dir,
+                output_dir=output_dir,
+                request={},
+                limits=Limits(),
+                cancel=threads.Event(),
+                executor=SubprocessTestExecutor(),
+            )
             timings.append((time.perf_counter() - started) * 1000)
-    report("library_ingest_ms_100_pages", timings, unit="ms", n=100,
-           config=f"pypdf {len(data) // 1024} KiB PDF, ~250 words/page, child process without sandbox")  # fmt: skip
+    report(
+        "library_ingest_ms_100_pages",
+        timings,
+        unit="ms",
+        n=100,
+        config=f"pypdf {len(data) // 1024} KiB PDF, ~250 words/page, child process without sandbox",
+    )
     return data, texts
 
 
@@ -243,29 +284,34 @@ def _documents_with_pages(data: bytes, texts: list[str], count: int) -> tuple[ob
     for rep in range(BENCH_REPS):
         timings = []
         for index in range(count):
-            documents[index], elapsed_ms = _version_indexed(user.pk, project.pk, documents[index], data, texts,
-                                                            key=f"doc-{rep}-{index}", rotation=index % 7)  # fmt: skip
+            documents[index], elapsed_ms = _version_indexed(
+                user.pk, project.pk, documents[index], data, texts, key=f"doc-{rep}-{index}", rotation=index % 7
+            )
             timings.append(elapsed_ms)
         medians.append(statistics.median(timings))
     return project, medians
 
 
-def _version_indexed(user_id: int, project_id, document_id, data: bytes, texts: list[str], *, key: str,
-                     rotation: int) -> tuple[object, float]:  # fmt: skip
+def _version_indexed(
+    user_id: int, project_id, document_id, data: bytes, texts: list[str], *, key: str, rotation: int
+) -> tuple[object, float]:
     """Accept a version (a new document when ``document_id`` is None) and time the finalizer's index write."""
     from django.db import transaction
 
-    from processing.library_acceptance import VersionUpload, library_version_accept
-    from processing.library_index import index_version
-    from workspace import facade as workspace
-    from workspace.models import LibraryDocument
+    from library import selectors
+    from library.models import LibraryDocument
+    from library.services.acceptance import VersionUpload, library_version_accept
+    from library.services.indexing import index_version
 
     revision = None
     if document_id is not None:
         revision = LibraryDocument.objects.values_list("revision", flat=True).get(pk=document_id)
-    accepted = library_version_accept(actor_id=user_id, idempotency_key=key, upload=VersionUpload(
-        project_id, document_id, revision, data, f"{key}.pdf"))  # fmt: skip
-    version = workspace.library_version_of_job(job_id=accepted.job_id)
+    accepted = library_version_accept(
+        actor_id=user_id,
+        idempotency_key=key,
+        upload=VersionUpload(project_id, document_id, revision, data, f"{key}.pdf"),
+    )
+    version = selectors.version_of_job(job_id=accepted.job_id)
     pages = list(enumerate(texts[rotation:] + texts[:rotation], start=1))
     started = time.perf_counter()
     with transaction.atomic():
@@ -274,13 +320,18 @@ def _version_indexed(user_id: int, project_id, document_id, data: bytes, texts: 
 
 
 def search(data: bytes, texts: list[str]) -> None:
-    from workspace.facade import library_search
+    from library.facade import library_search
 
     documents = int(os.environ.get("BENCH_SEARCH_DOCUMENTS", "100"))
     project, index_medians = _documents_with_pages(data, texts, documents)
-    report("library_index_ms_100_pages", index_medians, unit="ms", n=100,
-           config="finalizer write: upsert 100 page rows with to_tsvector + searchable advance; "
-                  f"median of {documents} versions per repetition")  # fmt: skip
+    report(
+        "library_index_ms_100_pages",
+        index_medians,
+        unit="ms",
+        n=100,
+        config="finalizer write: upsert 100 page rows with to_tsvector + searchable advance; "
+        f"median of {documents} versions per repetition",
+    )
     rng = random.Random(11)
     queries = [rng.choice(WORDS) for _ in range(60)] + [" ".join(rng.sample(WORDS, 2)) for _ in range(60)]
     queries += [f'"{rng.choice(WORDS)} {rng.choice(WORDS)}"' for _ in range(40)] + ["zzzz nothing"] * 40

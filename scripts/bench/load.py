@@ -31,6 +31,9 @@ from scripts.bench.harness import BENCH_REPS, bench_database, django_setup, perc
 ECHO = "test.echo/v1"
 SECONDS = float(os.environ.get("BENCH_SECONDS", "15"))
 MAX_RATE = float(os.environ.get("BENCH_MAX_RATE", "inf"))
+RATE_STEP = float(os.environ.get("BENCH_RATE_STEP", "1.5"))  # a finer step (1.1) tells two close arms apart
+# The shares of the sustained rate whose p99 is measured; BENCH_LOAD_SHARES="" measures the sustained rate only.
+SHARES = [float(s) for s in os.environ.get("BENCH_LOAD_SHARES", "0.1,0.25,0.5,0.75,1.0").split(",") if s]
 P99_TARGET_MS = 2000
 ROOMY = {"running_jobs_per_requester": 1_000_000, "running_jobs_per_project": 1_000_000,
          "active_jobs_per_requester": 1_000_000, "active_jobs_per_project": 1_000_000,
@@ -50,11 +53,12 @@ def _author(url: str):
 
 def _submit(url: str, token: str, project_id) -> str:
     """One submission; returns the job id, or raises when the API refused it even after the client's retries."""
-    from processing.worker.client import HttpCoreClient
+    from quire_worker.client import HttpCoreClient
 
     client = HttpCoreClient(url, token, retry_deadline=30)
-    body = client._call("POST", f"/v1/projects/{project_id}/test-echo", body=b"",
-                        headers={"Idempotency-Key": uuid.uuid4().hex})  # fmt: skip
+    body = client._call(
+        "POST", f"/v1/projects/{project_id}/test-echo", body=b"", headers={"Idempotency-Key": uuid.uuid4().hex}
+    )
     return json.loads(body)["id"]
 
 
@@ -105,20 +109,22 @@ def step(url: str, token: str, project_id, rate: float) -> Step:
 def _print_step(rate: float, result: Step) -> None:
     verdict = "ok" if result.sustained else "not sustained"
     why = f"  (first refusal: {result.refusal[:200]})" if result.refused else ""
-    print(f"  {rate:6.1f} jobs/s  p99 {result.p99_ms:8.1f} ms  {result.submitted} jobs  "
-          f"{result.refused} refused  {verdict}{why}")  # fmt: skip
+    print(
+        f"  {rate:6.1f} jobs/s  p99 {result.p99_ms:8.1f} ms  {result.submitted} jobs  "
+        f"{result.refused} refused  {verdict}{why}"
+    )
 
 
 def sustained_rate(url: str, token: str, project_id) -> float:
-    """One ramp: step up by 1.5x from BENCH_START_RATE up to BENCH_MAX_RATE; the last sustained rate (0 when
-    none was)."""
+    """One ramp: step up by BENCH_RATE_STEP (1.5x) from BENCH_START_RATE up to BENCH_MAX_RATE; the last sustained
+    rate (0 when none was)."""
     rate, best = float(os.environ.get("BENCH_START_RATE", "4")), 0.0
     while rate <= MAX_RATE:
         result = step(url, token, project_id, rate)
         _print_step(rate, result)
         if not result.sustained:
             return best
-        best, rate = rate, rate * 1.5
+        best, rate = rate, rate * RATE_STEP
     return best
 
 
@@ -130,24 +136,39 @@ def main() -> None:
         deployment = str(deployment_write(directory, operations=[ECHO], limits=ROOMY))
         os.environ.update(QUIRE_DEPLOYMENT_FILE=deployment, QUIRE_TEST_OPERATIONS="true")
         django_setup()
-        env = {"QUIRE_DEPLOYMENT_FILE": deployment, "QUIRE_TEST_OPERATIONS": "true", "DATABASE_POOL": "true",
-               "DEBUG": "false", "QUIRE_LOG_LEVEL": "WARNING", "OFFICE_WARM_ON_START": "false"}  # fmt: skip
+        env = {
+            "QUIRE_DEPLOYMENT_FILE": deployment,
+            "QUIRE_TEST_OPERATIONS": "true",
+            "DATABASE_POOL": "true",
+            "DEBUG": "false",
+            "QUIRE_LOG_LEVEL": "WARNING",
+            "OFFICE_WARM_ON_START": "false",
+        }
         print(f"Load benchmark (test.echo/v1, {SECONDS:.0f} s per step, {BENCH_REPS} repetitions)")
-        with web_server(env, workers=2, log=directory / "web.log") as url, \
-                agents(url, directory, count=2, slots=4):  # fmt: skip
+        with web_server(env, workers=2, log=directory / "web.log") as url, agents(url, directory, count=2, slots=4):
             time.sleep(1.5)
             token, project_id = _author(url)
             bests = [sustained_rate(url, token, project_id) for _ in range(BENCH_REPS)]
             best = statistics.median(bests)
-            report("load_sustained_jobs_per_s", bests, unit="jobs/s", n=int(best * SECONDS),
-                   config="API + 2 agents x 4 slots + PostgreSQL on 2 cores, p99 < 2 s, no refusals")  # fmt: skip
-            for share in (0.1, 0.25, 0.5, 0.75, 1.0):
+            report(
+                "load_sustained_jobs_per_s",
+                bests,
+                unit="jobs/s",
+                n=int(best * SECONDS),
+                config="API + 2 agents x 4 slots + PostgreSQL on 2 cores, p99 < 2 s, no refusals",
+            )
+            for share in SHARES:
                 rate = max(best * share, 0.5)
                 results = [step(url, token, project_id, rate) for _ in range(BENCH_REPS)]
                 for result in results:
                     _print_step(rate, result)
-                report(f"load_e2e_ms_p99_at_{round(share * 100)}pct", [r.p99_ms for r in results], unit="ms",
-                       n=results[0].submitted, config=f"{rate:.1f} jobs/s for {SECONDS:.0f} s")  # fmt: skip
+                report(
+                    f"load_e2e_ms_p99_at_{round(share * 100)}pct",
+                    [r.p99_ms for r in results],
+                    unit="ms",
+                    n=results[0].submitted,
+                    config=f"{rate:.1f} jobs/s for {SECONDS:.0f} s",
+                )
 
 
 if __name__ == "__main__":

@@ -28,9 +28,15 @@ PRODUCTION_LIKE = {"DEBUG": "false", "OFFICE_WARM_ON_START": "false"}
 
 def deployment_write(directory: Path, *, operations: list[str], limits: dict[str, int]) -> Path:
     path = directory / "deployment.toml"
-    lines = ["[limits]", *(f"{key} = {value}" for key, value in limits.items()), "", "[[workers]]",
-             f'name = "{WORKER_IDENTITY}"', f'token_sha256 = "{hashlib.sha256(WORKER_TOKEN.encode()).hexdigest()}"',
-             "operations = [" + ", ".join(f'"{op}"' for op in operations) + "]"]  # fmt: skip
+    lines = [
+        "[limits]",
+        *(f"{key} = {value}" for key, value in limits.items()),
+        "",
+        "[[workers]]",
+        f'name = "{WORKER_IDENTITY}"',
+        f'token_sha256 = "{hashlib.sha256(WORKER_TOKEN.encode()).hexdigest()}"',
+        "operations = [" + ", ".join(f'"{op}"' for op in operations) + "]",
+    ]
     path.write_text("\n".join(lines) + "\n")
     (directory / "worker.token").write_text(WORKER_TOKEN)
     return path
@@ -42,17 +48,38 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+# BENCH_WEB_SERVER=wsgi serves HTTP through Django's WSGI handler on gunicorn's gthread workers instead of the
+# ASGI application: the standard arrangement config/http/asgi_handler.py is measured against (no WebSockets).
+_SERVER_APP = (
+    ("config.wsgi:application", "--worker-class", "gthread", "--threads", os.environ.get("BENCH_WSGI_THREADS", "32"))
+    if os.environ.get("BENCH_WEB_SERVER") == "wsgi"
+    else ("config.asgi:application", "--worker-class", "config.http.server.QuireWorker")
+)
+
+
 @contextmanager
 def web_server(env: dict[str, str], *, workers: int = 2, log: Path):
     port = free_port()
     with open(log, "wb") as output:
         process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "config.asgi:application", "--worker-class",
-             "config.http.server.QuireWorker", "--workers", str(workers), "--bind", f"127.0.0.1:{port}",
-             "--graceful-timeout", "2"],
-            cwd=ROOT, env={**os.environ, **PRODUCTION_LIKE, **env}, stdout=output, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                *_SERVER_APP,
+                "--workers",
+                str(workers),
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--graceful-timeout",
+                "2",
+            ],
+            cwd=ROOT,
+            env={**os.environ, **PRODUCTION_LIKE, **env},
+            stdout=output,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
-        )  # fmt: skip
+        )
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
         while True:
@@ -75,13 +102,36 @@ def agents(url: str, directory: Path, *, count: int, slots: int, operations: str
     processes = []
     for index in range(count):
         log = open(directory / f"agent-{index}.log", "ab")  # noqa: SIM115  closed below
-        processes.append((log, subprocess.Popen(
-            [sys.executable, "-m", "processing.worker", "--core-url", url, "--token-file",
-             str(directory / "worker.token"), "--instance", f"bench-{index}", "--slots", str(slots),
-             "--test-operations", "--operations", operations, "--work-dir", str(directory / f"work-{index}"),
-             *(("--acquire-wait", ACQUIRE_WAIT) if ACQUIRE_WAIT else ())],
-            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "QUIRE_LOG_LEVEL": AGENT_LOG_LEVEL},
-        )))  # fmt: skip
+        processes.append(
+            (
+                log,
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "quire_worker",
+                        "--core-url",
+                        url,
+                        "--token-file",
+                        str(directory / "worker.token"),
+                        "--instance",
+                        f"bench-{index}",
+                        "--slots",
+                        str(slots),
+                        "--test-operations",
+                        "--operations",
+                        operations,
+                        "--work-dir",
+                        str(directory / f"work-{index}"),
+                        *(("--acquire-wait", ACQUIRE_WAIT) if ACQUIRE_WAIT else ()),
+                    ],
+                    cwd=ROOT,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env={**os.environ, "QUIRE_LOG_LEVEL": AGENT_LOG_LEVEL},
+                ),
+            )
+        )
     try:
         yield [process for _, process in processes]
     finally:

@@ -7,6 +7,16 @@ Uses the test-only ``test.echo/v1`` operation. Figures:
   pickup_ms_p50 / p95 / p99                   queued commit → claim received by an idle agent over HTTP
                                               (BENCH_PICKUPS samples, default 200)
   claim_ms_p50_depth_<d>                      service-level claim with d queued rows; plus the 1M/1k ratio
+
+The peer, procrastinate 3 (scripts/bench/procrastinate_peer.py: its own virtual environment and database on
+the same server, in the same run), drains the same number of no-op jobs with 2 worker processes (concurrency
+1 and 4) and is picked up the same way:
+  procrastinate_drain_jobs_per_s_2_processes_concurrency_<c>, procrastinate_pickup_ms_p50 / p95 / p99
+  drain_service_ratio_vs_procrastinate        Quire's 2-process service drain / the peer's 2 x 1 drain
+  drain_http_ratio_vs_procrastinate           Quire's 2-agent HTTP drain / the peer's 2 x 1 drain
+  (…_concurrency_4: the same against the peer's 2 x 4 drain)
+  pickup_p50_ratio_vs_procrastinate           Quire's pickup p50 over HTTP / the peer's (below 1: faster)
+Each ratio is taken repetition by repetition (Quire's i-th over the peer's i-th); its value is their median.
 """
 
 import multiprocessing
@@ -103,11 +113,17 @@ def machine_cpu_seconds() -> float:
     return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
-def drain_http(directory: Path, source, n: int) -> None:
+def drain_http(directory: Path, source, n: int) -> dict[int, list[float]]:
+    """Drain rates per repetition, by number of agents."""
     from scripts.bench.processes import agents, web_server
 
-    env = {"QUIRE_DEPLOYMENT_FILE": deployment_use(directory), "QUIRE_TEST_OPERATIONS": "true",
-           "DATABASE_POOL": "true", "QUIRE_LOG_LEVEL": "WARNING"}  # fmt: skip
+    env = {
+        "QUIRE_DEPLOYMENT_FILE": deployment_use(directory),
+        "QUIRE_TEST_OPERATIONS": "true",
+        "DATABASE_POOL": "true",
+        "QUIRE_LOG_LEVEL": "WARNING",
+    }
+    rates_by_agents = {}
     with web_server(env, workers=2, log=directory / "web.log") as url:
         for count in (1, 2):
             rates, cpu = [], []
@@ -127,12 +143,18 @@ def drain_http(directory: Path, source, n: int) -> None:
             report(f"drain_jobs_per_s_http_{label}", rates, unit="jobs/s", n=n, config=config)
             # Where the drain's ceiling comes from: every process's CPU (server, agents, PostgreSQL, kernel).
             report(f"drain_cpu_ms_per_job_http_{label}", cpu, unit="ms", n=n, config=f"{config}, whole machine")
+            rates_by_agents[count] = rates
+    return rates_by_agents
 
 
 def _service_worker(database_url: str, deployment: str, barrier, done) -> None:
     # WARNING, as the HTTP drain's server logs: a line per finalized job is the bench's output, not the work measured.
-    os.environ.update(DATABASE_URL=database_url, QUIRE_DEPLOYMENT_FILE=deployment, QUIRE_TEST_OPERATIONS="true",
-                      QUIRE_LOG_LEVEL="WARNING")  # fmt: skip
+    os.environ.update(
+        DATABASE_URL=database_url,
+        QUIRE_DEPLOYMENT_FILE=deployment,
+        QUIRE_TEST_OPERATIONS="true",
+        QUIRE_LOG_LEVEL="WARNING",
+    )
     django_setup()
     import hashlib
 
@@ -145,9 +167,14 @@ def _service_worker(database_url: str, deployment: str, barrier, done) -> None:
     from processing.queue.staging import output_stage
 
     now = timezone.now()
-    session = WorkerSession.objects.create(identity=WORKER_IDENTITY, instance=f"svc-{os.getpid()}",
-                                           protocol_version="1", registered_at=now, last_heartbeat_at=now,
-                                           expires_at=now + timedelta(hours=1))  # fmt: skip
+    session = WorkerSession.objects.create(
+        identity=WORKER_IDENTITY,
+        instance=f"svc-{os.getpid()}",
+        protocol_version="1",
+        registered_at=now,
+        last_heartbeat_at=now,
+        expires_at=now + timedelta(hours=1),
+    )
     WorkerProcessor.objects.create(session=session, operation=ECHO, processor_contract="quire-echo/1", slots=256)
     payload = b"{}"
     digest = hashlib.sha256(payload).hexdigest()
@@ -156,11 +183,18 @@ def _service_worker(database_url: str, deployment: str, barrier, done) -> None:
     # As an agent of SERVICE_SLOTS slots does: one acquire takes a claim for every free slot.
     while claims := claims_acquire(session_id=session.pk, offers={ECHO: SERVICE_SLOTS}, count=SERVICE_SLOTS):
         for claim in claims:
-            output_stage(claim_id=claim.claim_id, role="echo", media_type="application/octet-stream", filename="e",
-                         data=payload, expected_sha256=digest)  # fmt: skip
+            output_stage(
+                claim_id=claim.claim_id,
+                role="echo",
+                media_type="application/octet-stream",
+                filename="e",
+                data=payload,
+                expected_sha256=digest,
+            )
             # As the delivery route does: finalization starts from the rows the delivery statement returned.
-            accepted = delivery_accept_held(claim_id=claim.claim_id, identity=WORKER_IDENTITY, offers={},
-                                            diagnostics=Diagnostics())  # fmt: skip
+            accepted = delivery_accept_held(
+                claim_id=claim.claim_id, identity=WORKER_IDENTITY, offers={}, diagnostics=Diagnostics()
+            )
             if not isinstance(accepted, Accepted):
                 raise RuntimeError(f"claim {claim.claim_id} was delivered twice")
             job_finalize(job_id=accepted.job_id, token=accepted.token, delivered=accepted.delivered)
@@ -168,16 +202,20 @@ def _service_worker(database_url: str, deployment: str, barrier, done) -> None:
     done.put(handled)
 
 
-def drain_service(directory: Path, source, n: int) -> None:
+def drain_service(directory: Path, source, n: int) -> dict[int, list[float]]:
+    """Drain rates per repetition, by number of processes."""
     deployment = deployment_use(directory)
+    rates_by_processes = {}
     context = multiprocessing.get_context("spawn")
     for count in (1, 2):
         rates = []
         for _ in range(BENCH_REPS):
             queued_insert(n, source)
             barrier, done = context.Barrier(count + 1), context.Queue()
-            workers = [context.Process(target=_service_worker, args=(os.environ["DATABASE_URL"], deployment, barrier,
-                                                                      done)) for _ in range(count)]  # fmt: skip
+            workers = [
+                context.Process(target=_service_worker, args=(os.environ["DATABASE_URL"], deployment, barrier, done))
+                for _ in range(count)
+            ]
             for worker in workers:
                 worker.start()
             barrier.wait()
@@ -187,21 +225,34 @@ def drain_service(directory: Path, source, n: int) -> None:
             for worker in workers:
                 worker.join()
         label = "1_process" if count == 1 else f"{count}_processes"
-        report(f"drain_jobs_per_s_service_{label}", rates, unit="jobs/s", n=n,
-               config=f"{count} process(es), {SERVICE_SLOTS} claims per acquire, echo")  # fmt: skip
+        report(
+            f"drain_jobs_per_s_service_{label}",
+            rates,
+            unit="jobs/s",
+            n=n,
+            config=f"{count} process(es), {SERVICE_SLOTS} claims per acquire, echo",
+        )
+        rates_by_processes[count] = rates
+    return rates_by_processes
 
 
-def pickup(directory: Path, source, n: int) -> None:
-    from processing.worker.client import CoreUnavailable, HttpCoreClient
+def pickup(directory: Path, source, n: int) -> list[float]:
+    """Pickup p50 per repetition."""
+    from quire_worker.client import CoreUnavailable, HttpCoreClient
     from scripts.bench.processes import WORKER_TOKEN, web_server
 
-    env = {"QUIRE_DEPLOYMENT_FILE": deployment_use(directory), "QUIRE_TEST_OPERATIONS": "true",
-           "DATABASE_POOL": "true", "QUIRE_LOG_LEVEL": "WARNING"}  # fmt: skip
+    env = {
+        "QUIRE_DEPLOYMENT_FILE": deployment_use(directory),
+        "QUIRE_TEST_OPERATIONS": "true",
+        "DATABASE_POOL": "true",
+        "QUIRE_LOG_LEVEL": "WARNING",
+    }
     with web_server(env, workers=2, log=directory / "web-pickup.log") as url:
         # A short retry deadline: once the server is gone these threads end instead of retrying for minutes.
         client = HttpCoreClient(url, WORKER_TOKEN, retry_deadline=2.0)
-        session = client.register(instance="pickup", processors=[
-            {"operation": ECHO, "processor_contract": "quire-echo/1", "slots": 1}])  # fmt: skip
+        session = client.register(
+            instance="pickup", processors=[{"operation": ECHO, "processor_contract": "quire-echo/1", "slots": 1}]
+        )
         received: queue.Queue = queue.Queue()
         finished = threading.Event()
 
@@ -222,8 +273,13 @@ def pickup(directory: Path, source, n: int) -> None:
                     continue
                 [claim] = claims
                 received.put(time.perf_counter())
-                client.fail(claim_id=claim["claim_id"], failure_class="processor_rejected", code="bench",
-                            message="pickup only", diagnostics={})  # fmt: skip
+                client.fail(
+                    claim_id=claim["claim_id"],
+                    failure_class="processor_rejected",
+                    code="bench",
+                    message="pickup only",
+                    diagnostics={},
+                )
 
         def heartbeats():  # keep the session alive as a real agent does; a lapsed one is told session_gone
             while not finished.wait(5):
@@ -244,8 +300,51 @@ def pickup(directory: Path, source, n: int) -> None:
                 per_rep[fraction].append(percentile(latencies, fraction))
         finished.set()
         for fraction, values in per_rep.items():
-            report(f"pickup_ms_p{round(fraction * 100)}", values, unit="ms", n=n,
-                   config="1 idle agent over HTTP, LISTEN/NOTIFY, 50 ms spacing")  # fmt: skip
+            report(
+                f"pickup_ms_p{round(fraction * 100)}",
+                values,
+                unit="ms",
+                n=n,
+                config="1 idle agent over HTTP, LISTEN/NOTIFY, 50 ms spacing",
+            )
+        return per_rep[0.5]
+
+
+def peer(database_url: str, n: int, pickups: int, quire: dict[str, list[float]]) -> None:
+    """procrastinate's drains and pickups in this run, on this server, and Quire's ratios to them."""
+    from scripts.bench.procrastinate_peer import peer_run
+
+    figures = peer_run(database_url, jobs=n, reps=BENCH_REPS, pickups=pickups)
+    for name, figure in figures.items():
+        report(name, figure["per_rep"], unit=figure["unit"], n=figure["n"], config=figure["config"])
+    drains = {c: figures[f"procrastinate_drain_jobs_per_s_2_processes_concurrency_{c}"]["per_rep"] for c in (1, 4)}
+    for concurrency, suffix in ((1, ""), (4, "_concurrency_4")):
+        peer_label = f"procrastinate (2 processes x concurrency {concurrency})"
+        for side, label in (("service", "2 processes, service level"), ("http", "2 agents x 4 slots over HTTP")):
+            _ratio(
+                f"drain_{side}_ratio_vs_procrastinate{suffix}",
+                quire[f"drain_{side}"],
+                drains[concurrency],
+                n=n,
+                config=f"Quire ({label}) / {peer_label}",
+            )
+    _ratio(
+        "pickup_p50_ratio_vs_procrastinate",
+        quire["pickup_p50"],
+        figures["procrastinate_pickup_ms_p50"]["per_rep"],
+        n=pickups,
+        config="Quire's pickup p50 over HTTP / procrastinate's; below 1 is faster",
+    )
+
+
+def _ratio(figure: str, ours: list[float], theirs: list[float], *, n: int, config: str) -> None:
+    report(
+        figure,
+        [mine / peer for mine, peer in zip(ours, theirs, strict=True)],
+        unit="x",
+        n=n,
+        config=f"{config}, repetition by repetition",
+    )
 
 
 def claim_depth(directory: Path, source, depths: list[int], claims: int) -> None:
@@ -257,9 +356,14 @@ def claim_depth(directory: Path, source, depths: list[int], claims: int) -> None
 
     deployment_use(directory)
     now = timezone.now()
-    session = WorkerSession.objects.create(identity=WORKER_IDENTITY, instance="depth", protocol_version="1",
-                                           registered_at=now, last_heartbeat_at=now,
-                                           expires_at=now + timedelta(hours=6))  # fmt: skip
+    session = WorkerSession.objects.create(
+        identity=WORKER_IDENTITY,
+        instance="depth",
+        protocol_version="1",
+        registered_at=now,
+        last_heartbeat_at=now,
+        expires_at=now + timedelta(hours=6),
+    )
     WorkerProcessor.objects.create(session=session, operation=ECHO, processor_contract="quire-echo/1", slots=256)
     results = {}
     for depth in depths:
@@ -278,24 +382,32 @@ def claim_depth(directory: Path, source, depths: list[int], claims: int) -> None
             with connection.cursor() as cursor:  # keep the session's live claims under its slots
                 cursor.execute("UPDATE processing_processingattempt SET state = 'released' WHERE state = 'running'")
             per_rep.append(percentile(timings, 0.5))
-        results[depth] = report(f"claim_ms_p50_depth_{depth}", per_rep, unit="ms", n=claims,
-                                config=f"{depth} queued rows, service level")  # fmt: skip
+        results[depth] = report(
+            f"claim_ms_p50_depth_{depth}", per_rep, unit="ms", n=claims, config=f"{depth} queued rows, service level"
+        )
     if len(depths) > 1:
         ratio = results[depths[-1]]["value"] / results[depths[0]]["value"]
-        report(f"claim_latency_ratio_depth_{depths[-1]}_vs_{depths[0]}", [ratio], unit="x", n=claims,
-               config="p50 at the largest depth / p50 at the smallest")  # fmt: skip
+        report(
+            f"claim_latency_ratio_depth_{depths[-1]}_vs_{depths[0]}",
+            [ratio],
+            unit="x",
+            n=claims,
+            config="p50 at the largest depth / p50 at the smallest",
+        )
 
 
 def main() -> None:
-    with bench_database() as _, tempfile.TemporaryDirectory() as temporary:
+    with bench_database() as database_url, tempfile.TemporaryDirectory() as temporary:
         os.environ["QUIRE_TEST_OPERATIONS"] = "true"
         django_setup()
         directory = Path(temporary)
         source = _fixture_job_source()
         print("Queue benchmark (test.echo/v1)")
-        drain_service(directory, source, n_or(1000))
-        drain_http(directory, source, n_or(1000))
-        pickup(directory, source, int(os.environ.get("BENCH_PICKUPS", "200")))
+        n, pickups = n_or(1000), int(os.environ.get("BENCH_PICKUPS", "200"))
+        service = drain_service(directory, source, n)
+        http = drain_http(directory, source, n)
+        pickup_p50 = pickup(directory, source, pickups)
+        peer(database_url, n, pickups, {"drain_service": service[2], "drain_http": http[2], "pickup_p50": pickup_p50})
         depths = [int(d) for d in os.environ.get("BENCH_DEPTHS", "1000,100000,1000000").split(",")]
         claim_depth(directory, source, depths, claims=200)
 

@@ -53,7 +53,7 @@ def large_files() -> dict[str, bytes]:
 
 
 def _submit_until_done(url: str, token: str, project_id, keys, lock: threading.Lock, latencies: list[float]) -> None:
-    from processing.worker.client import HttpCoreClient
+    from quire_worker.client import HttpCoreClient
 
     client = HttpCoreClient(url, token)
     headers = {"Content-Type": "application/json"}
@@ -63,8 +63,12 @@ def _submit_until_done(url: str, token: str, project_id, keys, lock: threading.L
         if index is None:
             return
         started = time.perf_counter()
-        client._call("POST", f"/v1/projects/{project_id}/builds", body=b"{}",
-                     headers={**headers, "Idempotency-Key": uuid.uuid4().hex})  # fmt: skip
+        client._call(
+            "POST",
+            f"/v1/projects/{project_id}/builds",
+            body=b"{}",
+            headers={**headers, "Idempotency-Key": uuid.uuid4().hex},
+        )
         with lock:
             latencies.append((time.perf_counter() - started) * 1000)
 
@@ -136,9 +140,14 @@ def main() -> None:
         os.environ["QUIRE_STORAGE_DIR"] = str(directory / "storage")
         django_setup()
         print("Submission and capture benchmark")
-        env = {"QUIRE_DEPLOYMENT_FILE": deployment, "QUIRE_STORAGE_DIR": str(directory / "storage"),
-               "DATABASE_POOL": "true", "DEBUG": "false", "QUIRE_LOG_LEVEL": "WARNING",
-               "OFFICE_WARM_ON_START": "false"}  # fmt: skip
+        env = {
+            "QUIRE_DEPLOYMENT_FILE": deployment,
+            "QUIRE_STORAGE_DIR": str(directory / "storage"),
+            "DATABASE_POOL": "true",
+            "DEBUG": "false",
+            "QUIRE_LOG_LEVEL": "WARNING",
+            "OFFICE_WARM_ON_START": "false",
+        }
         with web_server(env, workers=2, log=directory / "web.log") as url:
             submissions(url, n_or(200))
         capture(n_or(20))

@@ -218,9 +218,15 @@ HTTP_CORPUS = {
 def main() -> None:
     expectations = {}
     http = {name: (data, expected) for name, (data, expected) in HTTP_CORPUS.items()}
-    for folder, corpus in (("pptx", pptx_corpus()), ("bundles", bundle_corpus()), ("pdf", pdf_corpus()),
-                           ("tex", tex_corpus()), ("yjs", yjs_corpus()), ("http", http),
-                           ("office", office_corpus())):  # fmt: skip
+    for folder, corpus in (
+        ("pptx", pptx_corpus()),
+        ("bundles", bundle_corpus()),
+        ("pdf", pdf_corpus()),
+        ("tex", tex_corpus()),
+        ("yjs", yjs_corpus()),
+        ("http", http),
+        ("office", office_corpus()),
+    ):
         (HERE / folder).mkdir(exist_ok=True)
         for name, (data, expected) in corpus.items():
             (HERE / folder / name).write_bytes(data)

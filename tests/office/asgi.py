@@ -16,11 +16,19 @@ class AsgiResponse:
 async def asgi_get(path: str, *, token: str, disconnected: asyncio.Event | None = None) -> AsgiResponse:
     """GET ``path`` as a bearer of ``token``; the client goes away once ``disconnected`` is set."""
     scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
-        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
         "headers": [(b"host", b"testserver"), (b"authorization", f"Bearer {token}".encode())],
-        "client": ("127.0.0.1", 50000), "server": ("testserver", 80),
-    }  # fmt: skip
+        "client": ("127.0.0.1", 50000),
+        "server": ("testserver", 80),
+    }
     response = AsgiResponse()
     body_sent = False
     gone = disconnected or asyncio.Event()

@@ -24,9 +24,13 @@ def pdf_bytes(pages: int = 1) -> bytes:
 
 def stage(claim, role: str, media_type: str, filename: str, data: bytes):
     return output_stage(
-        claim_id=claim.claim_id, role=role, media_type=media_type, filename=filename, data=data,
+        claim_id=claim.claim_id,
+        role=role,
+        media_type=media_type,
+        filename=filename,
+        data=data,
         expected_sha256=hashlib.sha256(data).hexdigest(),
-    )  # fmt: skip
+    )
 
 
 def build_to_success(job_id, *, pdf: bytes | None = None, session=None) -> ProcessingJob:

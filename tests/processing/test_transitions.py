@@ -53,8 +53,12 @@ def test_the_database_refuses_a_second_terminal_commit_and_the_state_change_with
     TerminalCommit.objects.create(job_id=queued_job_id, state=JobState.CANCELLED, committed_at="2026-01-01T00:00Z")
 
     with pytest.raises(IntegrityError), transaction.atomic():
-        job_transition(job_id=queued_job_id, to=JobState.FAILED, only_from={JobState.QUEUED},
-                       **failure_fields("invalid_input", "x", "No."))  # fmt: skip
+        job_transition(
+            job_id=queued_job_id,
+            to=JobState.FAILED,
+            only_from={JobState.QUEUED},
+            **failure_fields("invalid_input", "x", "No."),
+        )
 
     assert TerminalCommit.objects.get(job_id=queued_job_id).state == JobState.CANCELLED
     assert ProcessingJob.objects.get(pk=queued_job_id).state == JobState.QUEUED
@@ -70,14 +74,16 @@ def test_a_guarded_transition_moves_only_when_the_guard_holds_and_writes_along_o
     )
     failure = failure_fields("invalid_input", "x", "No.")
 
-    refused = job_transition(job_id=queued_job_id, to=JobState.FAILED, guard={"failure_code": "other"},
-                             along=(mark_event,), **failure)  # fmt: skip
+    refused = job_transition(
+        job_id=queued_job_id, to=JobState.FAILED, guard={"failure_code": "other"}, along=(mark_event,), **failure
+    )
     assert refused is False
     assert not OutboxEvent.objects.filter(kind="test.along").exists()
     assert not TerminalCommit.objects.filter(job_id=queued_job_id).exists()
 
-    moved = job_transition(job_id=queued_job_id, to=JobState.FAILED, guard={"failure_code": "marker"},
-                           along=(mark_event,), **failure)  # fmt: skip
+    moved = job_transition(
+        job_id=queued_job_id, to=JobState.FAILED, guard={"failure_code": "marker"}, along=(mark_event,), **failure
+    )
     assert moved is True
     assert OutboxEvent.objects.filter(kind="test.along").count() == 1
     assert TerminalCommit.objects.get(job_id=queued_job_id).state == JobState.FAILED

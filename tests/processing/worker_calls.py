@@ -32,10 +32,16 @@ def post(path: str, payload: dict, request_id: str | None = None, *, client: API
 def queue_echo_jobs(owner, count: int) -> list[str]:
     """``count`` queued echo jobs, oldest first, each of a project of its own (so none is a reuse hit)."""
     return [
-        str(job_submit(actor_id=owner.pk, operation_name=ECHO, idempotency_key=f"k{index}",
-                       project_id=ProjectFactory(owner=owner, starter=True).pk).job_id)
+        str(
+            job_submit(
+                actor_id=owner.pk,
+                operation_name=ECHO,
+                idempotency_key=f"k{index}",
+                project_id=ProjectFactory(owner=owner, starter=True).pk,
+            ).job_id
+        )
         for index in range(count)
-    ]  # fmt: skip
+    ]
 
 
 def session_with_one_echo_slot() -> str:
@@ -51,8 +57,13 @@ def claim_the_next_job(session_id: str) -> dict:
 
 
 def stage_echo_output(claim: dict, data: bytes = b"echoed") -> None:
-    declared = {"role": "echo", "media_type": "application/octet-stream", "filename": "echo", "size": len(data),
-                "sha256": hashlib.sha256(data).hexdigest()}  # fmt: skip
+    declared = {
+        "role": "echo",
+        "media_type": "application/octet-stream",
+        "filename": "echo",
+        "size": len(data),
+        "sha256": hashlib.sha256(data).hexdigest(),
+    }
     ticket = post(f"claims/{claim['claim_id']}/uploads", declared).json()
     response = put_bytes(ticket, data)
     assert response.status_code == 200, response.content
@@ -61,8 +72,14 @@ def stage_echo_output(claim: dict, data: bytes = b"echoed") -> None:
 def put_bytes(ticket: dict, data: bytes, **declared: str):
     """PUT ``data`` on an upload ticket; ``declared`` (media_type, sha256, filename) become X-Quire-* headers."""
     headers = {f"HTTP_X_QUIRE_{name.upper()}": value for name, value in declared.items()}
-    return worker_client().generic("PUT", ticket["url"], data, content_type="application/octet-stream",
-                                   HTTP_X_QUIRE_TRANSFER_SECRET=ticket["secret"], **headers)  # fmt: skip
+    return worker_client().generic(
+        "PUT",
+        ticket["url"],
+        data,
+        content_type="application/octet-stream",
+        HTTP_X_QUIRE_TRANSFER_SECRET=ticket["secret"],
+        **headers,
+    )
 
 
 @contextlib.contextmanager

@@ -41,8 +41,12 @@ def _both(*stems: str) -> tuple[str, ...]:
 
 
 BUILD_FIGURES = ("raw_ms_p50", "full_ms_p50", "overhead_ms_p50", "full_vs_raw_ratio")
-ROUNDTRIP = tuple(f"collab_roundtrip_ms_{stat}_editors_{editors}{kind}" for editors in (2, 10, 50)
-                  for stat in ("p50", "p99") for kind in ("", "_same_process", "_cross_process"))  # fmt: skip
+ROUNDTRIP = tuple(
+    f"collab_roundtrip_ms_{stat}_editors_{editors}{kind}"
+    for editors in (2, 10, 50)
+    for stat in ("p50", "p99")
+    for kind in ("", "_same_process", "_cross_process")
+)
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,12 @@ SMOKES = {
         ("drain_jobs_per_s_service_1_process", "drain_jobs_per_s_service_2_processes",
          "drain_jobs_per_s_http_1_agent", "drain_jobs_per_s_http_2_agents", "drain_cpu_ms_per_job_http_1_agent",
          "drain_cpu_ms_per_job_http_2_agents", "pickup_ms_p50", "pickup_ms_p95", "pickup_ms_p99",
-         "claim_ms_p50_depth_100", "claim_ms_p50_depth_1000", "claim_latency_ratio_depth_1000_vs_100"),
+         "claim_ms_p50_depth_100", "claim_ms_p50_depth_1000", "claim_latency_ratio_depth_1000_vs_100",
+         # the peer, in the same run (its virtual environment is made on the first run: pip, from PyPI)
+         "procrastinate_drain_jobs_per_s_2_processes_concurrency_1",
+         "procrastinate_drain_jobs_per_s_2_processes_concurrency_4", "procrastinate_pickup_ms_p50",
+         "drain_service_ratio_vs_procrastinate", "drain_http_ratio_vs_procrastinate",
+         "pickup_p50_ratio_vs_procrastinate"),
     ),
     "bench-latex": Smoke(
         {"BENCH_N": "1", "BENCH_REPS": "1"},
@@ -176,8 +185,15 @@ def bad_figures(lines: list[dict]) -> list[str]:
 
 
 def test_a_zero_infinite_or_missing_figure_is_bad_and_a_difference_may_be_negative():
-    figures = {"good_ms_p50": 1.5, "zero_ms_p50": 0, "negative_ms_p50": -3, "latex_overhead_ms_p50_demo": -3,
-               "latex_overhead_ms_p50_zero": 0, "infinite_ms_p50": math.inf, "nan_ms_p50": math.nan}  # fmt: skip
+    figures = {
+        "good_ms_p50": 1.5,
+        "zero_ms_p50": 0,
+        "negative_ms_p50": -3,
+        "latex_overhead_ms_p50_demo": -3,
+        "latex_overhead_ms_p50_zero": 0,
+        "infinite_ms_p50": math.inf,
+        "nan_ms_p50": math.nan,
+    }
     fields = {"unit": "ms", "n": 1, "reps": 1, "config": ""}
     stdout = "\n".join(
         "BENCH " + json.dumps({"figure": figure, "value": value, "min": value, "max": value, **fields})
@@ -187,8 +203,14 @@ def test_a_zero_infinite_or_missing_figure_is_bad_and_a_difference_may_be_negati
 
     bad = {problem.split(":")[0] for problem in bad_figures(lines)}
 
-    assert bad == {"zero_ms_p50", "negative_ms_p50", "latex_overhead_ms_p50_zero", "infinite_ms_p50", "nan_ms_p50",
-                   "incomplete_ms_p50"}  # fmt: skip
+    assert bad == {
+        "zero_ms_p50",
+        "negative_ms_p50",
+        "latex_overhead_ms_p50_zero",
+        "infinite_ms_p50",
+        "nan_ms_p50",
+        "incomplete_ms_p50",
+    }
 
 
 @pytest.mark.slow
@@ -196,8 +218,15 @@ def test_a_zero_infinite_or_missing_figure_is_bad_and_a_difference_may_be_negati
 def test_benchmark_prints_finite_non_zero_figures(target, bench_database_url):
     smoke = SMOKES[target]
     started = time.monotonic()
-    run = subprocess.run(_command(bench_recipes()[target]), cwd=ROOT, env=_environment(smoke, bench_database_url),
-                         capture_output=True, text=True, timeout=TIMEOUT_SECONDS, check=False)  # fmt: skip
+    run = subprocess.run(
+        _command(bench_recipes()[target]),
+        cwd=ROOT,
+        env=_environment(smoke, bench_database_url),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_SECONDS,
+        check=False,
+    )
     print(f"{target}: {time.monotonic() - started:.0f} s")
     tail = f"\n--- stdout (end) ---\n{run.stdout[-3000:]}\n--- stderr (end) ---\n{run.stderr[-3000:]}"
     assert run.returncode == 0, f"{target} exited {run.returncode}{tail}"

@@ -138,9 +138,10 @@ def test_an_unknown_role_from_the_form_is_refused_with_its_message(browser, proj
 
 def test_a_project_name_over_the_limit_is_refused_with_its_message(browser, project):
     response = browser.post(
-        f"/projects/{project.pk}/settings", {"name": "n" * 201, "entry_path": "main.tex", "compiler": "pdflatex"},
+        f"/projects/{project.pk}/settings",
+        {"name": "n" * 201, "entry_path": "main.tex", "compiler": "pdflatex"},
         follow=True,
-    )  # fmt: skip
+    )
     assert "at most 200 characters" in response.content.decode()
     project.refresh_from_db()
     assert project.name != "n" * 201

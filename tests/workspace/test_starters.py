@@ -18,23 +18,35 @@ def test_the_latex_starter_compiles(tmp_path):
     import hashlib
     import json
 
-    from processing.worker.contracts import Limits
-    from processing.worker.processors.latex import LatexProcessor
-    from processing.worker.sandbox import BwrapExecutor
+    from quire_worker.contracts import Limits
+    from quire_worker.processors.latex.compile_pdf import LatexProcessor
+    from quire_worker.sandbox import BwrapExecutor
 
     source = STARTERS["latex"]["main.tex"].encode()
     (tmp_path / "input" / "files").mkdir(parents=True)
     (tmp_path / "input" / "files" / "main.tex").write_bytes(source)
-    manifest = {"schema": "project-bundle/v1", "project_type": "latex", "entry_path": "main.tex",
-                "settings": {"compiler": "pdflatex"}, "workspace_version": "1", "content_generation": 1,
-                "source_epoch": 1_700_000_000, "files": [{"path": "main.tex", "kind": "text", "length": len(source),
-                                                           "sha256": hashlib.sha256(source).hexdigest()}]}  # fmt: skip
+    manifest = {
+        "schema": "project-bundle/v1",
+        "project_type": "latex",
+        "entry_path": "main.tex",
+        "settings": {"compiler": "pdflatex"},
+        "workspace_version": "1",
+        "content_generation": 1,
+        "source_epoch": 1_700_000_000,
+        "files": [
+            {"path": "main.tex", "kind": "text", "length": len(source), "sha256": hashlib.sha256(source).hexdigest()}
+        ],
+    }
     (tmp_path / "input" / "manifest.json").write_text(json.dumps(manifest))
     (tmp_path / "output").mkdir()
     result = LatexProcessor().run(
-        input_dir=tmp_path / "input", output_dir=tmp_path / "output", request={}, limits=Limits(wall_seconds=60),
-        cancel=threading.Event(), executor=BwrapExecutor(),
-    )  # fmt: skip
+        input_dir=tmp_path / "input",
+        output_dir=tmp_path / "output",
+        request={},
+        limits=Limits(wall_seconds=60),
+        cancel=threading.Event(),
+        executor=BwrapExecutor(),
+    )
     assert next(o for o in result.outputs if o.role == "pdf").path.read_bytes().startswith(b"%PDF")
 
 

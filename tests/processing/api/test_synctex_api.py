@@ -37,9 +37,14 @@ def attach_synctex(job, data: bytes) -> ProcessingArtifact:
     """What the LaTeX worker will deliver: the build's .synctex.gz as the job's synctex artifact."""
     digest = hashlib.sha256(data).hexdigest()
     return ProcessingArtifact.objects.create(
-        job=job, role="synctex", media_type="application/gzip", filename="main.synctex.gz",
-        size_bytes=len(data), sha256=digest, blob_id=blob_put(data, sha256=digest),
-    )  # fmt: skip
+        job=job,
+        role="synctex",
+        media_type="application/gzip",
+        filename="main.synctex.gz",
+        size_bytes=len(data),
+        sha256=digest,
+        blob_id=blob_put(data, sha256=digest),
+    )
 
 
 def finished_build(client, project, *, synctex: bytes | None = None):
@@ -77,8 +82,11 @@ def test_show_in_pdf_answers_the_box_of_the_line_on_its_page(owner_client, job):
 
 def test_a_click_in_the_pdf_opens_the_file_at_its_line(owner_client, job):
     pdf = first_lines(built().pdf)
-    for start, file, line in [("Paragraph 1 of main", "main.tex", 4), ("Paragraph 5 of one", "chapters/one.tex", 16),
-                              ("Paragraph 2 of two", "chapters/two.tex", 6)]:  # fmt: skip
+    for start, file, line in [
+        ("Paragraph 1 of main", "main.tex", 4),
+        ("Paragraph 5 of one", "chapters/one.tex", 16),
+        ("Paragraph 2 of two", "chapters/two.tex", 6),
+    ]:
         typeset = pdf[start]
         response = inverse(owner_client, job, page=typeset.page, x=typeset.x + 3, y=typeset.baseline - 3)
         assert response.status_code == 200, response.content

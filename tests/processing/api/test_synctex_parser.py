@@ -152,8 +152,20 @@ def synthetic(content: str, *, magnification: int = 1000, unit: int = 1) -> byte
 
 # One page: a vbox holding an hbox 1 in from the left, baseline 2 in down, 100 bp wide, 10 pt high and 2 pt
 # deep, with a kern and a boundary on compressed points ("=": the v of the last full point)
-PAGE = "\n".join(["!1", "{1", "[1,1:0,0:0,0,0", "(1,3:4736286,9472573:6578176,655360,131072",
-                  "k1,3:5000000,=:10000", "x1,4:6000000,=", ")", "]", "}1", ""])  # fmt: skip
+PAGE = "\n".join(
+    [
+        "!1",
+        "{1",
+        "[1,1:0,0:0,0,0",
+        "(1,3:4736286,9472573:6578176,655360,131072",
+        "k1,3:5000000,=:10000",
+        "x1,4:6000000,=",
+        ")",
+        "]",
+        "}1",
+        "",
+    ]
+)
 
 
 def test_positions_are_pdf_points_from_the_top_left_scaled_by_unit_and_magnification():

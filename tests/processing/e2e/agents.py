@@ -1,15 +1,14 @@
-"""Real worker agent processes for end-to-end and fault tests."""
+"""Real worker agent processes for end-to-end and fault tests, run as the agent ships: from its own virtual
+environment (var/worker-venv, scripts/worker_venv.py), outside the checkout, with no Core and no Django."""
 
 import os
 import subprocess
-import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from scripts.worker_venv import worker_python
 from tests.processing.factories import WORKER_TOKEN
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def token_file(directory: Path) -> Path:
@@ -21,16 +20,35 @@ def token_file(directory: Path) -> Path:
 
 @contextmanager
 def running_agent(url: str, directory: Path, *extra: str, name: str = "agent"):
-    """Start ``python -m processing.worker`` serving test.echo/v1; stop (SIGTERM, then SIGKILL) afterwards."""
+    """Start ``python -m quire_worker`` serving test.echo/v1; stop (SIGTERM, then SIGKILL) afterwards."""
+    python = worker_python()
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     log = open(directory / f"{name}.log", "ab")  # noqa: SIM115  closed below
     process = subprocess.Popen(
         [
-            sys.executable, "-m", "processing.worker", "--core-url", url, "--token-file", str(token_file(directory)),
-            "--instance", name, "--test-operations", "--operations", "test.echo/v1",
-            "--work-dir", str(directory / f"{name}-work"), "--acquire-wait", "5", *extra,
+            python,
+            "-m",
+            "quire_worker",
+            "--core-url",
+            url,
+            "--token-file",
+            str(token_file(directory)),
+            "--instance",
+            name,
+            "--test-operations",
+            "--operations",
+            "test.echo/v1",
+            "--work-dir",
+            str(directory / f"{name}-work"),
+            "--acquire-wait",
+            "5",
+            *extra,
         ],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )  # fmt: skip
+        cwd=directory,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**env, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         yield process
     finally:

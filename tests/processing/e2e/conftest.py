@@ -67,12 +67,14 @@ class FakeWorker(RawHttp):
         super().__init__(base_url, token)
 
     def post(self, path: str, payload: dict, *, request_id: str | None = None, **kwargs):
-        return self.json("POST", f"{self.prefix}/{path}", {**payload, "request_id": request_id or uuid.uuid4().hex},
-                         **kwargs)  # fmt: skip
+        return self.json(
+            "POST", f"{self.prefix}/{path}", {**payload, "request_id": request_id or uuid.uuid4().hex}, **kwargs
+        )
 
     def register(self, operations: dict[str, int], *, request_id=None):
         processors = [
             {"operation": op, "processor_contract": f"{op}-fake/1", "slots": n} for op, n in operations.items()
         ]
-        return self.post("sessions", {"instance": "fake", "protocol_version": "1", "processors": processors},
-                         request_id=request_id)  # fmt: skip
+        return self.post(
+            "sessions", {"instance": "fake", "protocol_version": "1", "processors": processors}, request_id=request_id
+        )

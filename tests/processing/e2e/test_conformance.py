@@ -51,9 +51,11 @@ def _upload(worker, claim, role, media_type, filename, data, *, request_id=None,
 
 def _put(worker, ticket, data):
     return worker.request(
-        "PUT", ticket["url"], body=data,
+        "PUT",
+        ticket["url"],
+        body=data,
         headers={"X-Quire-Transfer-Secret": ticket["secret"], "Content-Type": "application/octet-stream"},
-    )  # fmt: skip
+    )
 
 
 def test_the_worker_protocol_end_to_end(owner, author, worker):
@@ -206,7 +208,7 @@ def test_the_agents_client_uploads_on_the_claims_ticket_and_falls_back_when_it_e
     from django.utils import timezone
 
     from processing.models import StagedOutput, TransferTicket
-    from processing.worker.client import HttpCoreClient
+    from quire_worker.client import HttpCoreClient
     from tests.processing.factories import WORKER_TOKEN
 
     client = HttpCoreClient(protocol_server["url"], WORKER_TOKEN)
@@ -220,8 +222,14 @@ def test_the_agents_client_uploads_on_the_claims_ticket_and_falls_back_when_it_e
     pdf = pdf_bytes(1)
 
     for claim in (fresh, stale):
-        staged = client.upload_output(claim_id=claim["claim_id"], role="pdf", media_type="application/pdf",
-                                      filename="main.pdf", data=pdf, ticket=claim["uploads"]["pdf"])  # fmt: skip
+        staged = client.upload_output(
+            claim_id=claim["claim_id"],
+            role="pdf",
+            media_type="application/pdf",
+            filename="main.pdf",
+            data=pdf,
+            ticket=claim["uploads"]["pdf"],
+        )
         assert staged["sha256"] == hashlib.sha256(pdf).hexdigest()
 
     def upload_tickets(claim):

@@ -78,16 +78,23 @@ def test_an_expired_claims_late_delivery_is_refused_and_publishes_nothing(owner,
     claim = worker.post(f"sessions/{session['session_id']}/acquire", offers)[1]["claim"]
     status, ticket, _ = worker.post(
         f"claims/{claim['claim_id']}/uploads",
-        {"role": "echo", "media_type": "application/octet-stream", "filename": "e", "size": 2,
-         "sha256": "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"},
-    )  # fmt: skip
+        {
+            "role": "echo",
+            "media_type": "application/octet-stream",
+            "filename": "e",
+            "size": 2,
+            "sha256": "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",
+        },
+    )
     assert status == 201
     _backdate_leases(job_id)
 
     upload = worker.request(
-        "PUT", ticket["url"], body=b"{}",
+        "PUT",
+        ticket["url"],
+        body=b"{}",
         headers={"X-Quire-Transfer-Secret": ticket["secret"], "Content-Type": "application/octet-stream"},
-    )  # fmt: skip
+    )
     status, body, _ = worker.post(f"claims/{claim['claim_id']}/delivery", {})
 
     assert upload[0] == 409
@@ -104,9 +111,12 @@ def _maintain_once() -> subprocess.Popen:
         "QUIRE_TEST_OPERATIONS": "true",
     }
     return subprocess.Popen(
-        [sys.executable, "manage.py", "processing_maintain", "--once"], cwd=ROOT, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+        [sys.executable, "manage.py", "processing_maintain", "--once"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
 
 
 def test_a_crash_between_delivery_and_finalization_is_recovered_once(owner, protocol_server):
@@ -195,8 +205,11 @@ def test_terminated_database_connections_mid_request_give_503_and_a_retry_succee
     offers = {"offers": [{"operation": ECHO, "permits": 1}], "wait_seconds": 3}
     answers = []
     held_before = _advisory_locks_held()  # the channel layer's, for one
-    poll = threading.Thread(target=lambda: answers.append(
-        worker.post(f"sessions/{session['session_id']}/acquire", offers, request_id="mid-request-1")))  # fmt: skip
+    poll = threading.Thread(
+        target=lambda: answers.append(
+            worker.post(f"sessions/{session['session_id']}/acquire", offers, request_id="mid-request-1")
+        )
+    )
     poll.start()
     wait_until(lambda: _advisory_locks_held() > held_before, what="the long poll to hold its connection")
     with connection.cursor() as cursor:
@@ -209,8 +222,9 @@ def test_terminated_database_connections_mid_request_give_503_and_a_retry_succee
 
     status, body, _ = answers[0]
     assert status == 503 and body["error"]["code"] == "database_unavailable"
-    status, body, _ = worker.post(f"sessions/{session['session_id']}/acquire", {**offers, "wait_seconds": 0},
-                                  request_id="mid-request-1")  # fmt: skip
+    status, body, _ = worker.post(
+        f"sessions/{session['session_id']}/acquire", {**offers, "wait_seconds": 0}, request_id="mid-request-1"
+    )
     assert status == 200 and body == {"claim": None, "claims": []}
 
 

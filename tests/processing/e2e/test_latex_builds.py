@@ -8,7 +8,7 @@ import pytest
 from pypdf import PdfReader
 
 from processing.models import JobState, ProcessingJob
-from processing.worker.processors.latex_synctex import input_records
+from quire_worker.processors.latex.synctex import input_records
 from tests.factories import ProjectFactory, bearer_token_for
 from tests.processing.e2e.agents import running_agent, wait_until
 from tests.processing.e2e.conftest import RawHttp

@@ -47,8 +47,9 @@ def author(owner, extended_server):
 
 @pytest.fixture
 def pptx_agent(extended_server):
-    with running_agent(extended_server["url"], extended_server["root"], "--operations", f"{IMPORT},{EXPORT}",
-                       name="pptx") as agent:  # fmt: skip
+    with running_agent(
+        extended_server["url"], extended_server["root"], "--operations", f"{IMPORT},{EXPORT}", name="pptx"
+    ) as agent:
         yield agent
 
 
@@ -84,9 +85,11 @@ def test_capabilities_wait_until_the_agent_registers_them(author):
 def test_an_imported_deck_becomes_a_new_typst_project(owner, author, pptx_agent):
     wait_until(lambda: _capabilities(author).get(IMPORT) == "available", what="the agent to register")
     status, _, raw = author.request(
-        "POST", "/v1/imports/pptx?filename=Quarterly%20review.pptx&input_profile=editable",
-        body=_deck(["Revenue", "Roadmap"]), headers={"Content-Type": PPTX, "Idempotency-Key": "import-1"},
-    )  # fmt: skip
+        "POST",
+        "/v1/imports/pptx?filename=Quarterly%20review.pptx&input_profile=editable",
+        body=_deck(["Revenue", "Roadmap"]),
+        headers={"Content-Type": PPTX, "Idempotency-Key": "import-1"},
+    )
     assert status == 202, raw
     done = _finished(author, json.loads(raw)["id"])
 
@@ -104,8 +107,9 @@ def test_an_imported_deck_becomes_a_new_typst_project(owner, author, pptx_agent)
 def test_a_typst_project_exports_to_a_pptx_with_one_slide_per_page(owner, author, pptx_agent):
     project = ProjectFactory(owner=owner, project_type="typst", starter=True)
     pages = "#set page(width: 16cm, height: 9cm)\n= One\n#pagebreak()\n= Two\n#pagebreak()\n= Three\n"
-    author.request("PUT", f"/v1/projects/{project.pk}/files/main.typ", body=pages.encode(),
-                   headers={"Content-Type": "text/plain"})  # fmt: skip
+    author.request(
+        "PUT", f"/v1/projects/{project.pk}/files/main.typ", body=pages.encode(), headers={"Content-Type": "text/plain"}
+    )
     wait_until(lambda: _capabilities(author).get(EXPORT) == "available", what="the agent to register")
     _, job, _ = author.json("POST", f"/v1/projects/{project.pk}/exports/pptx", headers={"Idempotency-Key": "export-1"})
 
@@ -126,8 +130,9 @@ def test_the_import_finalizer_provisions_one_project_even_when_run_twice(owner):
     from tests.processing.factories import WorkerSessionFactory
     from tests.processing.lifecycle import stage
 
-    job_id = job_submit(actor_id=owner.pk, operation_name=IMPORT, idempotency_key="twice",
-                        upload=Upload(_deck(["Only"]), "only.pptx")).job_id  # fmt: skip
+    job_id = job_submit(
+        actor_id=owner.pk, operation_name=IMPORT, idempotency_key="twice", upload=Upload(_deck(["Only"]), "only.pptx")
+    ).job_id
     session = WorkerSessionFactory(processors={IMPORT: 1})
     claim = claim_acquire(session_id=session.pk, offers={IMPORT: 1})
     stage(claim, "bundle", "application/x-tar", "bundle.tar", _typst_bundle())
@@ -154,8 +159,9 @@ def test_a_crash_between_provisioning_and_the_terminal_commit_leaves_no_second_p
     from tests.processing.lifecycle import stage
     from workspace.models import Project
 
-    job_id = job_submit(actor_id=owner.pk, operation_name=IMPORT, idempotency_key="crash",
-                        upload=Upload(_deck(["Crash"]), "crash.pptx")).job_id  # fmt: skip
+    job_id = job_submit(
+        actor_id=owner.pk, operation_name=IMPORT, idempotency_key="crash", upload=Upload(_deck(["Crash"]), "crash.pptx")
+    ).job_id
     session = WorkerSessionFactory(processors={IMPORT: 1})
     claim = claim_acquire(session_id=session.pk, offers={IMPORT: 1})
     stage(claim, "bundle", "application/x-tar", "bundle.tar", _typst_bundle())
@@ -185,9 +191,15 @@ def _typst_bundle() -> bytes:
     import tarfile
 
     main = b"= Imported\n\nHello.\n"
-    manifest = {"schema": "workspace-bundle/v1", "project_type": "typst", "suggested_name": "Imported",
-                "entry_path": "main.typ", "files": [{"path": "main.typ", "kind": "text", "length": len(main),
-                                                     "sha256": hashlib.sha256(main).hexdigest()}]}  # fmt: skip
+    manifest = {
+        "schema": "workspace-bundle/v1",
+        "project_type": "typst",
+        "suggested_name": "Imported",
+        "entry_path": "main.typ",
+        "files": [
+            {"path": "main.typ", "kind": "text", "length": len(main), "sha256": hashlib.sha256(main).hexdigest()}
+        ],
+    }
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as archive:
         for name, data in (("manifest.json", json.dumps(manifest).encode()), ("files/main.typ", main)):

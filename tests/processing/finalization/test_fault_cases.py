@@ -69,8 +69,13 @@ def test_an_older_attempt_failing_after_a_newer_one_finished_changes_nothing(own
     assert _deliver(second) == JobState.SUCCEEDED
 
     with pytest.raises(ClaimLost):
-        attempt_fail(claim_id=first.claim_id, failure_class="transient_infrastructure", code="late", message="late",
-                     diagnostics=Diagnostics())  # fmt: skip
+        attempt_fail(
+            claim_id=first.claim_id,
+            failure_class="transient_infrastructure",
+            code="late",
+            message="late",
+            diagnostics=Diagnostics(),
+        )
 
     job = ProcessingJob.objects.get(pk=job_id)
     assert job.state == JobState.SUCCEEDED and job.artifacts.get().source_attempt.claim_id == second.claim_id
@@ -197,12 +202,12 @@ def test_claims_go_on_while_a_long_transaction_holds_the_xmin_horizon(owner):
 
 
 def test_a_finalizer_that_crashes_fails_the_job_instead_of_leaving_it_finalizing(owner, monkeypatch):
-    from processing.finalization import finalizers
+    from processing.finalization import artifacts
 
     def crash(job, staged):
         raise TypeError("unexpected shape")
 
-    monkeypatch.setattr(finalizers, "staged_bytes_verified", crash)
+    monkeypatch.setattr(artifacts, "staged_bytes_verified", crash)
     job_id = _job(owner, "finalizer-crash")
 
     assert _deliver(_claim(WorkerSessionFactory(processors={ECHO: 1}))) == JobState.FAILED
@@ -212,15 +217,16 @@ def test_a_finalizer_that_crashes_fails_the_job_instead_of_leaving_it_finalizing
 
 
 def test_a_publication_whose_own_work_crashes_fails_the_job_and_publishes_nothing(owner, monkeypatch):
-    from processing.finalization import finalizers
+    from processing.finalization.publication import Publication
+    from processing.finalization.registry import FINALIZERS
 
     def crash(locked_job):
         raise ValueError("cannot publish")
 
     def with_crashing_work(job, staged):
-        return finalizers.Publication(publish=staged, before_publish=crash)
+        return Publication(publish=staged, before_publish=crash)
 
-    monkeypatch.setattr(finalizers, "publish_artifacts", with_crashing_work)
+    monkeypatch.setitem(FINALIZERS, ECHO, with_crashing_work)
     job_id = _job(owner, "publication-crash")
 
     assert _deliver(_claim(WorkerSessionFactory(processors={ECHO: 1}))) == JobState.FAILED
@@ -230,7 +236,7 @@ def test_a_publication_whose_own_work_crashes_fails_the_job_and_publishes_nothin
 
 
 def test_a_one_statement_publication_refused_by_the_database_fails_the_job_and_publishes_nothing(owner, monkeypatch):
-    from processing.finalization.finalizers import Publication
+    from processing.finalization.publication import Publication
 
     def artifacts_without_a_role(self, attempt):
         return "INSERT INTO processing_processingartifact (id) SELECT gen_random_uuid() FROM moved", []
@@ -247,12 +253,12 @@ def test_a_one_statement_publication_refused_by_the_database_fails_the_job_and_p
 def test_a_lost_database_during_finalization_leaves_the_job_for_recovery(owner, monkeypatch):
     from django.db import OperationalError
 
-    from processing.finalization import finalizers
+    from processing.finalization import artifacts
 
     def database_gone(job, staged):
         raise OperationalError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr(finalizers, "staged_bytes_verified", database_gone)
+    monkeypatch.setattr(artifacts, "staged_bytes_verified", database_gone)
     job_id = _job(owner, "finalizer-database-gone")
 
     with pytest.raises(OperationalError):

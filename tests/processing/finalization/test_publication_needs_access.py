@@ -4,8 +4,10 @@ import pytest
 from django.utils import timezone
 
 from access.services import member_remove, member_set
-from processing.finalization import finalizers
+from processing.finalization import artifacts
 from processing.finalization.finalize import job_finalize
+from processing.finalization.publication import Publication, PublicationCondition
+from processing.finalization.registry import FINALIZERS
 from processing.models import JobState, ProcessingBlob, ProcessingJob, TerminalCommit
 from processing.queue.claims import claim_acquire
 from processing.queue.delivery import Diagnostics, delivery_accept
@@ -79,14 +81,14 @@ def test_a_project_deleted_after_delivery_fails_the_job_and_publishes_nothing(ow
 def test_a_grant_revoked_while_the_outputs_are_checked_still_publishes_nothing(
     owner, editor, shared_project, monkeypatch
 ):
-    checked = finalizers.staged_bytes_verified
+    checked = artifacts.staged_bytes_verified
 
     def revoked_meanwhile(job, staged):
         data = checked(job, staged)
         member_remove(actor_id=owner.pk, project_id=shared_project.pk, username=editor.username)
         return data
 
-    monkeypatch.setattr(finalizers, "staged_bytes_verified", revoked_meanwhile)
+    monkeypatch.setattr(artifacts, "staged_bytes_verified", revoked_meanwhile)
     job_id, token = _delivered_job(editor, shared_project)
 
     assert job_finalize(job_id=job_id, token=token) == JobState.FAILED
@@ -106,10 +108,10 @@ def test_a_publication_refused_by_its_condition_keeps_none_of_its_own_work(owner
             ProcessingBlob.objects.create(sha256="f" * 64, size_bytes=1, data=b"x", touched_at=timezone.now())
             return {}
 
-        never = finalizers.PublicationCondition("false", [], explain=lambda: None)
-        return finalizers.Publication(publish=staged, before_publish=own_work, condition=never)
+        never = PublicationCondition("false", [], explain=lambda: None)
+        return Publication(publish=staged, before_publish=own_work, condition=never)
 
-    monkeypatch.setattr(finalizers, "publish_artifacts", work_then_refused)
+    monkeypatch.setitem(FINALIZERS, ECHO, work_then_refused)
     job_id, token = _delivered_job(owner, shared_project)
 
     assert job_finalize(job_id=job_id, token=token) == JobState.FINALIZING, "left for recovery, not failed"

@@ -51,24 +51,41 @@ def routes(session_id: str, claim_id: str) -> dict[str, tuple[str, dict, dict]]:
     """route name → (path, payload, a different payload)."""
     upload = {"role": "echo", "media_type": "application/octet-stream", "filename": "e", "size": 1, "sha256": "a" * 64}
     return {
-        "register": ("sessions", {"instance": "t", "protocol_version": "1",
-                                  "processors": [{"operation": ECHO, "processor_contract": "c", "slots": 1}]},
-                     {"instance": "u", "protocol_version": "1",
-                      "processors": [{"operation": ECHO, "processor_contract": "c", "slots": 1}]}),
+        "register": (
+            "sessions",
+            {
+                "instance": "t",
+                "protocol_version": "1",
+                "processors": [{"operation": ECHO, "processor_contract": "c", "slots": 1}],
+            },
+            {
+                "instance": "u",
+                "protocol_version": "1",
+                "processors": [{"operation": ECHO, "processor_contract": "c", "slots": 1}],
+            },
+        ),
         "session_heartbeat": (f"sessions/{session_id}/heartbeat", {"health": {ECHO: True}}, {"health": {ECHO: False}}),
-        "acquire": (f"sessions/{session_id}/acquire",
-                    {"offers": [{"operation": ECHO, "permits": 1}], "wait_seconds": 0},
-                    {"offers": [{"operation": ECHO, "permits": 2}], "wait_seconds": 0}),
+        "acquire": (
+            f"sessions/{session_id}/acquire",
+            {"offers": [{"operation": ECHO, "permits": 1}], "wait_seconds": 0},
+            {"offers": [{"operation": ECHO, "permits": 2}], "wait_seconds": 0},
+        ),
         "claim_heartbeat": (f"claims/{claim_id}/heartbeat", {"phase": "processing"}, {"phase": "uploading_result"}),
         "upload_ticket": (f"claims/{claim_id}/uploads", upload, {**upload, "size": 2}),
-        "failure": (f"claims/{claim_id}/failure", {"failure_class": "processor_rejected", "code": "x", "message": "m"},
-                    {"failure_class": "resource_limit", "code": "x", "message": "m"}),
+        "failure": (
+            f"claims/{claim_id}/failure",
+            {"failure_class": "processor_rejected", "code": "x", "message": "m"},
+            {"failure_class": "resource_limit", "code": "x", "message": "m"},
+        ),
         "release": (f"claims/{claim_id}/release", {}, {"extra": 1}),
         "delivery": (f"claims/{claim_id}/delivery", {}, {"diagnostics": {"log": "x"}}),
         "drain": (f"sessions/{session_id}/drain", {}, {"extra": 1}),
-        "cancellations": (f"sessions/{session_id}/cancellations", {"wait_seconds": 0},
-                          {"wait_seconds": 0, "known_claim_ids": [claim_id]}),
-    }  # fmt: skip
+        "cancellations": (
+            f"sessions/{session_id}/cancellations",
+            {"wait_seconds": 0},
+            {"wait_seconds": 0, "known_claim_ids": [claim_id]},
+        ),
+    }
 
 
 ROUTES = ["register", "session_heartbeat", "acquire", "claim_heartbeat", "upload_ticket", "failure", "release",
@@ -145,8 +162,12 @@ def test_worker_routes_answer_json_whatever_the_accept_header_asks(claimed):
     session_id, claim = claimed
     client = worker_client()
 
-    answered = client.post(f"{PREFIX}/claims/{claim['claim_id']}/heartbeat", {"request_id": "beat-0001"},
-                           format="json", HTTP_ACCEPT="text/html")  # fmt: skip
+    answered = client.post(
+        f"{PREFIX}/claims/{claim['claim_id']}/heartbeat",
+        {"request_id": "beat-0001"},
+        format="json",
+        HTTP_ACCEPT="text/html",
+    )
     refused = client.post(f"{PREFIX}/sessions/{session_id}/drain", {}, format="json", HTTP_ACCEPT="text/html")
 
     assert (answered.status_code, answered["Content-Type"]) == (200, "application/json")
@@ -318,8 +339,13 @@ def test_bytes_uploaded_after_the_lease_ran_out_stage_nothing(claimed):
     claim_id = claim["claim_id"]
 
     def ticket_for(data: bytes) -> dict:
-        upload = {"role": "echo", "media_type": "application/octet-stream", "filename": "e", "size": len(data),
-                  "sha256": hashlib.sha256(data).hexdigest()}  # fmt: skip
+        upload = {
+            "role": "echo",
+            "media_type": "application/octet-stream",
+            "filename": "e",
+            "size": len(data),
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }
         return post(f"claims/{claim_id}/uploads", upload).json()
 
     in_time, late = ticket_for(b"in time"), ticket_for(b"too late")
@@ -402,8 +428,14 @@ def test_a_refused_upload_ticket_says_why_and_issues_nothing(claimed, change, st
         ProcessingAttempt.objects.filter(claim_id=claim["claim_id"]).update(
             lease_expires_at=timezone.now() - timedelta(seconds=1)
         )
-    upload = {"role": "echo", "media_type": "application/octet-stream", "filename": "e", "size": 1,
-              "sha256": "a" * 64, **change}  # fmt: skip
+    upload = {
+        "role": "echo",
+        "media_type": "application/octet-stream",
+        "filename": "e",
+        "size": 1,
+        "sha256": "a" * 64,
+        **change,
+    }
     token = upload.pop("token", WORKER_TOKEN)
     tickets_before = TransferTicket.objects.count()
 

@@ -13,7 +13,6 @@ from processing.models import ProcessingJob, WorkerSession
 from processing.queue.cancellation import job_cancel, job_cancel_by_operator
 from processing.queue.wakeups import CANCELLATION_CHANNEL, wakeups
 from tests.concurrency import run_together
-from tests.processing.worker.polling import wait_until
 from tests.processing.worker_calls import (
     ECHO,
     PREFIX,
@@ -22,6 +21,7 @@ from tests.processing.worker_calls import (
     session_with_one_echo_slot,
     worker_client,
 )
+from tests.worker.polling import wait_until
 
 LONG_WAIT = 20
 

@@ -1,4 +1,6 @@
-"""The claim walks the queue's index in FIFO order however stale the table's statistics are (migration 0012).
+"""The claim walks the queue's index in FIFO order however stale the table's statistics are.
+
+The claim function plans without bitmap scans (processing/queue/sql/claim.sql).
 
 Jobs arrive in bursts between two analyzes of the job table. Planned with statistics that say the
 queue is empty, the claim's candidate query read every queued row (a bitmap scan) and sorted them,

@@ -38,8 +38,12 @@ def claim(owner) -> dict:
 
 
 def declared_for(data: bytes, **overrides: str) -> dict[str, str]:
-    return {"media_type": "application/octet-stream", "sha256": hashlib.sha256(data).hexdigest(),
-            "filename": quote("échø.bin"), **overrides}  # fmt: skip
+    return {
+        "media_type": "application/octet-stream",
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "filename": quote("échø.bin"),
+        **overrides,
+    }
 
 
 def test_a_claim_carries_an_upload_ticket_for_each_result_role_of_its_operation(claim):
@@ -66,7 +70,11 @@ def test_bytes_put_on_the_claims_ticket_are_staged_and_published_as_declared(cla
     assert delivered["job_state"] == JobState.SUCCEEDED
     staged = StagedOutput.objects.get()
     assert (staged.role, staged.media_type, staged.filename, staged.size_bytes) == (
-        "echo", "application/octet-stream", "échø.bin", len(ECHOED))  # fmt: skip
+        "echo",
+        "application/octet-stream",
+        "échø.bin",
+        len(ECHOED),
+    )
 
 
 @pytest.mark.parametrize(
@@ -126,8 +134,13 @@ def test_a_claim_handed_out_with_a_delivery_carries_its_upload_tickets_too(owner
 
 
 def test_a_requested_ticket_keeps_the_declaration_it_was_issued_with_whatever_the_put_says(claim):
-    declared = {"role": "echo", "media_type": "application/octet-stream", "filename": "asked.bin",
-                "size": len(ECHOED), "sha256": hashlib.sha256(ECHOED).hexdigest()}  # fmt: skip
+    declared = {
+        "role": "echo",
+        "media_type": "application/octet-stream",
+        "filename": "asked.bin",
+        "size": len(ECHOED),
+        "sha256": hashlib.sha256(ECHOED).hexdigest(),
+    }
     ticket = post(f"claims/{claim['claim_id']}/uploads", declared).json()
 
     response = put_bytes(ticket, ECHOED, media_type="text/html", sha256="0" * 64, filename="other.html")
@@ -147,8 +160,13 @@ def test_a_good_put_on_the_claims_ticket_is_checked_and_staged_by_one_statement(
 
 
 def test_a_good_put_on_a_requested_ticket_is_checked_and_staged_by_one_statement(claim, monkeypatch):
-    declared = {"role": "echo", "media_type": "application/octet-stream", "filename": "e.bin", "size": len(ECHOED),
-                "sha256": hashlib.sha256(ECHOED).hexdigest()}  # fmt: skip
+    declared = {
+        "role": "echo",
+        "media_type": "application/octet-stream",
+        "filename": "e.bin",
+        "size": len(ECHOED),
+        "sha256": hashlib.sha256(ECHOED).hexdigest(),
+    }
     ticket = post(f"claims/{claim['claim_id']}/uploads", declared).json()
 
     with statements_sent(monkeypatch) as sent:

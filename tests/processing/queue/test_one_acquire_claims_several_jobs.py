@@ -88,8 +88,12 @@ def test_each_claim_of_a_mixed_acquire_carries_upload_tickets_for_its_own_operat
     configure_deployment(operations=[LATEX, ECHO], limits=ROOMY)
     for index in range(2):  # oldest first: build, echo, build, echo
         submit_build(api_client_for(owner), ProjectFactory(owner=owner, starter=True), key=f"b{index}")
-        job_submit(actor_id=owner.pk, operation_name=ECHO, idempotency_key=f"e{index}",
-                   project_id=ProjectFactory(owner=owner, starter=True).pk)  # fmt: skip
+        job_submit(
+            actor_id=owner.pk,
+            operation_name=ECHO,
+            idempotency_key=f"e{index}",
+            project_id=ProjectFactory(owner=owner, starter=True).pk,
+        )
     session = WorkerSessionFactory(processors={LATEX: 2, ECHO: 2})
 
     claims = claims_acquire(session_id=session.pk, offers={LATEX: 2, ECHO: 2}, count=4)
@@ -105,3 +109,14 @@ def test_each_claim_of_a_mixed_acquire_carries_upload_tickets_for_its_own_operat
         assert row.max_bytes == ticket.max_bytes == operation_get(claim.operation).role(role).max_bytes
         assert row.secret_sha256 == hashlib.sha256(ticket.secret.encode()).hexdigest()
         assert row.expires_at == ticket.expires_at == claim.download.expires_at
+
+
+def test_an_offer_below_the_free_slots_is_claimed_in_full(api_client_for, owner, configure_deployment):
+    # The offer is the agent's own count of free permits: the slots its running claims leave cap it, they are
+    # not taken from it a second time.
+    configure_deployment(limits=ROOMY)
+    queue_builds(api_client_for(owner), owner, 4)
+    session = WorkerSessionFactory(processors={LATEX: 8})
+    claims_acquire(session_id=session.pk, offers={LATEX: 2}, count=2)
+
+    assert len(claims_acquire(session_id=session.pk, offers={LATEX: 2}, count=2)) == 2

@@ -69,8 +69,14 @@ def test_an_output_larger_than_its_role_allows_is_refused_and_stores_nothing(cla
 
 def test_bytes_that_do_not_match_their_digest_are_refused(claim):
     with pytest.raises(OutputRejected, match="do not match"):
-        output_stage(claim_id=claim.claim_id, role="echo", media_type=OCTETS, filename="out", data=b"these",
-                     expected_sha256=hashlib.sha256(b"other").hexdigest())  # fmt: skip
+        output_stage(
+            claim_id=claim.claim_id,
+            role="echo",
+            media_type=OCTETS,
+            filename="out",
+            data=b"these",
+            expected_sha256=hashlib.sha256(b"other").hexdigest(),
+        )
 
     assert not StagedOutput.objects.exists() and not _blob_exists(b"these")
 
@@ -137,7 +143,13 @@ def test_the_database_refuses_a_second_running_or_delivered_attempt_of_a_job(cla
 
     with pytest.raises(IntegrityError), transaction.atomic():
         ProcessingAttempt.objects.create(
-            job_id=claim.job_id, number=first.number + 1, operation=ECHO, claim_id=uuid.uuid4(),
-            session_id=first.session_id, processor_contract="echo/1", state=state,
-            lease_expires_at=timezone.now() + timedelta(minutes=1), started_at=timezone.now(),
-        )  # fmt: skip
+            job_id=claim.job_id,
+            number=first.number + 1,
+            operation=ECHO,
+            claim_id=uuid.uuid4(),
+            session_id=first.session_id,
+            processor_contract="echo/1",
+            state=state,
+            lease_expires_at=timezone.now() + timedelta(minutes=1),
+            started_at=timezone.now(),
+        )

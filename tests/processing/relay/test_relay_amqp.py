@@ -42,8 +42,10 @@ def test_events_are_published_with_confirms_and_consumed(amqp_url, exchange, sub
     assert (result.published, result.failed) == (1, 0)
     [received] = events_received(subscriber, 1, DuplicateFilter())
     assert (received.event_id, received.kind, received.body["version_id"]) == (
-        str(event.event_id), "document.version.searchable", "v-9",
-    )  # fmt: skip
+        str(event.event_id),
+        "document.version.searchable",
+        "v-9",
+    )
     event.refresh_from_db()
     assert event.dispatched_at is not None
 
@@ -106,8 +108,10 @@ def test_a_crash_after_the_broker_confirmed_republishes_the_same_event_id(monkey
     assert OutboxRelay(AmqpBroker(amqp_url, exchange=exchange)).run_once().published == 1
 
     received = events_received(subscriber, 2, DuplicateFilter())
-    assert [(item.event_id, item.duplicate) for item in received] == [(str(event.event_id), False),
-                                                                      (str(event.event_id), True)]  # fmt: skip
+    assert [(item.event_id, item.duplicate) for item in received] == [
+        (str(event.event_id), False),
+        (str(event.event_id), True),
+    ]
     assert OutboxEvent.objects.get(pk=event.pk).dispatched_at is not None
 
 
@@ -119,8 +123,9 @@ def test_outbox_tail_prints_events_from_a_durable_queue(amqp_url, exchange, sett
     output = io.StringIO()
 
     try:
-        call_command("outbox_tail", "--broker-url", amqp_url, "--queue", queue, "--count", "2", "--timeout", "10",
-                     stdout=output)  # fmt: skip
+        call_command(
+            "outbox_tail", "--broker-url", amqp_url, "--queue", queue, "--count", "2", "--timeout", "10", stdout=output
+        )
     finally:
         connection = pika.BlockingConnection(pika.URLParameters(amqp_url))
         connection.channel().queue_delete(queue)

@@ -78,9 +78,13 @@ def test_bundles_do_not_depend_on_insertion_order():
     def build(order):
         files = [BundleFile.of(path, "asset" if path.endswith(".png") else "text", FILES[path]) for path in order]
         manifest = manifest_build(
-            project_type="latex", entry_path="main.tex", settings={"compiler": "pdflatex"},
-            generation=4, source_epoch=1_700_000_000, files=files,
-        )  # fmt: skip
+            project_type="latex",
+            entry_path="main.tex",
+            settings={"compiler": "pdflatex"},
+            generation=4,
+            source_epoch=1_700_000_000,
+            files=files,
+        )
         return bundle_build(manifest, files)
 
     forward, backward = build(list(FILES)), build(list(reversed(FILES)))

@@ -42,8 +42,9 @@ def extended(settings, configure_deployment):
 
 
 def _import(client, data: bytes, *, query="filename=deck.pptx", content_type=PPTX, key="import-1"):
-    return client.generic("POST", f"/v1/imports/pptx?{query}", data, content_type=content_type,
-                          HTTP_IDEMPOTENCY_KEY=key)  # fmt: skip
+    return client.generic(
+        "POST", f"/v1/imports/pptx?{query}", data, content_type=content_type, HTTP_IDEMPOTENCY_KEY=key
+    )
 
 
 def _assert_refused(response, status, code):
@@ -79,8 +80,9 @@ def test_too_many_entries(owner_client):
 
 
 def test_a_zip_bomb_entry_is_refused_by_its_ratio(owner_client):
-    _assert_refused(_import(owner_client, package({"ppt/media/bomb.bin": b"\0" * 20_000_000})), 400,
-                    "pptx_compression_ratio")  # fmt: skip
+    _assert_refused(
+        _import(owner_client, package({"ppt/media/bomb.bin": b"\0" * 20_000_000})), 400, "pptx_compression_ratio"
+    )
 
 
 def test_missing_content_types(owner_client):

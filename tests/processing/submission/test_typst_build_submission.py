@@ -12,10 +12,10 @@ from processing.operations import operation_get
 from processing.queue.claims import claim_acquire
 from processing.queue.delivery import Diagnostics, delivery_accept
 from processing.submission.submit import job_submit
-from processing.worker.contracts import Limits, ProcessorResult
-from processing.worker.processors.typst_pdf import TypstPdfProcessor
-from processing.worker.sandbox import BwrapExecutor
-from processing.worker.unpack import input_materialize
+from quire_worker.contracts import Limits, ProcessorResult
+from quire_worker.processors.typst.compile_pdf import TypstPdfProcessor
+from quire_worker.sandbox import BwrapExecutor
+from quire_worker.unpack import input_materialize
 from tests.factories import ProjectFactory
 from tests.processing.factories import WorkerSessionFactory
 from tests.processing.lifecycle import stage
@@ -73,9 +73,13 @@ def _run_for_real(job: ProcessingJob, tmp_path) -> ProcessorResult:
     (run_dir / "output").mkdir(parents=True)
     input_materialize(bytes(job.input_blob.data), schema="project-bundle/v1", destination=run_dir / "input")
     return TypstPdfProcessor().run(
-        input_dir=run_dir / "input", output_dir=run_dir / "output", request={}, limits=Limits(wall_seconds=60),
-        cancel=threading.Event(), executor=BwrapExecutor(),
-    )  # fmt: skip
+        input_dir=run_dir / "input",
+        output_dir=run_dir / "output",
+        request={},
+        limits=Limits(wall_seconds=60),
+        cancel=threading.Event(),
+        executor=BwrapExecutor(),
+    )
 
 
 def _deliver(job: ProcessingJob, result: ProcessorResult) -> None:

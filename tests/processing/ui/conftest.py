@@ -44,9 +44,12 @@ def fail_build(
     assert claim is not None and str(claim.job_id) == str(job_id)
     entries = ({"file": "main.tex", "line": 4, "severity": "error", "message": "Undefined control sequence."},)
     attempt_fail(
-        claim_id=claim.claim_id, failure_class=failure_class, code="latex_error", message=message,
+        claim_id=claim.claim_id,
+        failure_class=failure_class,
+        code="latex_error",
+        message=message,
         diagnostics=Diagnostics(log="! Undefined control sequence.\nl.4 \\undefinedcommand", entries=entries),
-    )  # fmt: skip
+    )
     return ProcessingJob.objects.get(pk=job_id)
 
 

@@ -236,7 +236,7 @@ def test_on_a_phone_source_and_pdf_are_two_tabs(chromium, quire, author):
 def test_the_library_reads_documents_in_the_pane_opens_search_hits_at_their_page_and_fits_a_phone(
     chromium, quire, author
 ):
-    from tests.processing.library.pdfs import text_pdf
+    from tests.library.pdfs import text_pdf
 
     project = ProjectFactory(owner=author, name="Reading")
     context = chromium.new_context(base_url=quire["url"], viewport={"width": 390, "height": 844}, is_mobile=True)
@@ -245,12 +245,12 @@ def test_the_library_reads_documents_in_the_pane_opens_search_hits_at_their_page
     try:
         sign_in(page, author)
         page.goto(f"/projects/{project.pk}/?tab=library")
-        page.get_by_label("PDF to add").set_input_files(files=[{"name": "birds.pdf", "mimeType": "application/pdf",
-                                                                "buffer": pdf}])  # fmt: skip
+        page.get_by_label("PDF to add").set_input_files(
+            files=[{"name": "birds.pdf", "mimeType": "application/pdf", "buffer": pdf}]
+        )
         page.get_by_role("button", name="Add to library").click()
         document = page.locator(".library-document").first
-        expect(document.locator("[data-status]").first).to_have_attribute("data-status", "searchable",
-                                                                         timeout=BUILD_MS)  # fmt: skip
+        expect(document.locator("[data-status]").first).to_have_attribute("data-status", "searchable", timeout=BUILD_MS)
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
         screenshot(page, "library-phone", full_page=True)
 

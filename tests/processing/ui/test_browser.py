@@ -39,8 +39,9 @@ class Agent:
     """The module's worker agent; the last test stops it to see what authors see without workers."""
 
     def __init__(self, url: str, root: Path):
-        self._context = running_agent(url, root, "--operations", LATEX, "--slots", "2", "--acquire-wait", "1",
-                                      name="browser-latex")  # fmt: skip
+        self._context = running_agent(
+            url, root, "--operations", LATEX, "--slots", "2", "--acquire-wait", "1", name="browser-latex"
+        )
         self._context.__enter__()
 
     def stop(self) -> None:

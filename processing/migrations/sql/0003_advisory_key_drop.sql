@@ -1,0 +1,1 @@
+DROP FUNCTION IF EXISTS processing_advisory_key(text, text);

@@ -1,0 +1,1 @@
+DROP FUNCTION IF EXISTS processing_deliver(uuid, jsonb, uuid, integer, text, jsonb);

@@ -1,0 +1,1 @@
+DROP FUNCTION IF EXISTS processing_claim(uuid, jsonb, integer, integer, integer, integer, uuid[], uuid[], text[], integer, jsonb, uuid[], text[]);

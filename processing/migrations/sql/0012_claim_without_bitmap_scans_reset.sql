@@ -1,0 +1,1 @@
+ALTER FUNCTION processing_claim(uuid, jsonb, integer, integer, integer, integer, uuid[], uuid[], text[], integer, jsonb, uuid[], text[]) RESET enable_bitmapscan;

@@ -1,1 +1,0 @@
-"""The worker agent: a separate program that speaks HTTP to Core. It imports nothing from Django apps."""

@@ -1,5 +1,0 @@
-import sys
-
-from processing.worker.main import run
-
-sys.exit(run())

@@ -1,0 +1,138 @@
+"""Every way a LaTeX build fails ends in one classified ProcessorFailure with the log attached."""
+
+import pytest
+
+from quire_worker.contracts import FailureClass, Limits, ProcessorFailure
+from quire_worker.processors.latex.diagnostics import MAX_ENTRIES
+from quire_worker.sandbox import BwrapExecutor
+from tests.worker.bundles import article
+
+
+def failure_of(build, **kwargs) -> ProcessorFailure:
+    with pytest.raises(ProcessorFailure) as caught:
+        build(**kwargs)
+    return caught.value
+
+
+def test_a_syntax_error_is_rejected_with_its_file_and_line(bundle, build):
+    bundle(
+        {
+            "main.tex": article(r"\input{chapters/intro}"),
+            "chapters/intro.tex": "First line.\nSecond line.\nThird \\undefinedmacro line.\n",
+        }
+    )
+
+    failure = failure_of(build)
+
+    assert (failure.failure_class, failure.code) == (FailureClass.PROCESSOR_REJECTED, "latex_error")
+    first_error = failure.diagnostics.entries[0]
+    assert (first_error.file, first_error.line, first_error.severity) == ("chapters/intro.tex", 3, "error")
+    assert "Undefined control sequence" in first_error.message
+    assert failure.message.startswith("chapters/intro.tex:3: Undefined control sequence")
+
+
+def test_a_failure_carries_the_bounded_log(bundle, build):
+    bundle({"main.tex": article(r"\undefinedmacro")})
+
+    failure = failure_of(build)
+
+    assert failure.diagnostics.log.startswith("This is pdfTeX")
+    assert "./main.tex:3: Undefined control sequence." in failure.diagnostics.log
+
+
+def test_a_document_full_of_errors_is_rejected_within_its_bounds(bundle, build):
+    paragraphs = "\n\n".join(f"Paragraph {n} \\undefinedmacro{{}} text." for n in range(MAX_ENTRIES + 100))
+    bundle({"main.tex": article(paragraphs)})
+
+    failure = failure_of(build, limits=Limits(wall_seconds=60, log_bytes=16 * 1024))
+
+    assert (failure.failure_class, failure.code) == (FailureClass.PROCESSOR_REJECTED, "latex_error")
+    assert failure.message.startswith("main.tex:3: Undefined control sequence")
+    assert failure.message.endswith(f"(and at least {MAX_ENTRIES - 1} more errors)")
+    assert len(failure.diagnostics.entries) == MAX_ENTRIES
+    assert {entry.severity for entry in failure.diagnostics.entries} == {"error"}
+    assert len(failure.diagnostics.log.encode()) <= 16 * 1024
+
+
+def test_a_missing_package_is_an_unsupported_dependency_naming_it(bundle, build):
+    bundle({"main.tex": article("Hello.", preamble="\\usepackage{quirenonexistentpackage}\n")})
+
+    failure = failure_of(build)
+
+    assert (failure.failure_class, failure.code) == (FailureClass.UNSUPPORTED_DEPENDENCY, "missing_package")
+    assert "quirenonexistentpackage.sty" in failure.message
+
+
+def test_a_missing_font_is_an_unsupported_dependency_naming_it(bundle, build):
+    bundle(
+        {"main.tex": article("Hello.", preamble="\\usepackage{fontspec}\n\\setmainfont{Quire Missing Sans}\n")},
+        compiler="xelatex",
+    )
+
+    failure = failure_of(build)
+
+    assert (failure.failure_class, failure.code) == (FailureClass.UNSUPPORTED_DEPENDENCY, "missing_font")
+    assert "Quire Missing Sans" in failure.message
+
+
+def test_a_missing_project_file_is_rejected_not_a_missing_dependency(bundle, build):
+    bundle({"main.tex": article(r"\input{chapters/absent}")})
+
+    failure = failure_of(build)
+
+    assert failure.failure_class == FailureClass.PROCESSOR_REJECTED
+    assert "chapters/absent.tex" in failure.message
+
+
+def test_a_document_without_pages_is_rejected_for_producing_no_pdf(bundle, build):
+    bundle({"main.tex": article("")})
+
+    failure = failure_of(build)
+
+    assert (failure.failure_class, failure.code) == (FailureClass.PROCESSOR_REJECTED, "no_pdf")
+
+
+def test_an_entry_file_missing_from_the_bundle_is_invalid_input(bundle, build):
+    bundle({"main.tex": article("Hello.")}, entry_path="thesis.tex")
+
+    failure = failure_of(build)
+
+    assert (failure.failure_class, failure.code) == (FailureClass.INVALID_INPUT, "entry_missing")
+
+
+def test_a_listed_file_absent_from_the_files_tree_is_invalid_input(bundle, build, job_dir):
+    bundle({"main.tex": article("Hello.")})
+    (job_dir / "input" / "files" / "main.tex").unlink()
+
+    failure = failure_of(build)
+
+    assert (failure.failure_class, failure.code) == (FailureClass.INVALID_INPUT, "bundle_file_missing")
+
+
+@pytest.mark.parametrize("entry_path", ["-pdf.tex", '"; touch x; ".tex', "../main.tex", ".hidden.tex"])
+def test_an_entry_path_that_is_not_a_plain_file_name_is_invalid_input(bundle, build, entry_path):
+    bundle({"main.tex": article("Hello.")}, entry_path=entry_path)
+
+    failure = failure_of(build)
+
+    assert (failure.failure_class, failure.code) == (FailureClass.INVALID_INPUT, "unsafe_entry_path")
+
+
+def test_an_unknown_compiler_is_invalid_input(bundle, build):
+    bundle({"main.tex": article("Hello.")}, compiler="tectonic")
+
+    failure = failure_of(build)
+
+    assert (failure.failure_class, failure.code) == (FailureClass.INVALID_INPUT, "unsupported_compiler")
+
+
+def test_a_sandbox_that_cannot_start_is_transient_infrastructure(bundle, build, watched_executor):
+    bundle({"main.tex": article("Hello.")})
+
+    with watched_executor.uid_pool.lease():  # another job holds the only sandbox uid
+        failure = failure_of(build, executor=BwrapExecutor(uids=watched_executor.uid_pool.uids))
+
+    assert (failure.failure_class, failure.code) == (
+        FailureClass.TRANSIENT_INFRASTRUCTURE,
+        "sandbox_unavailable",
+    )
