@@ -6,7 +6,7 @@ import pytest
 
 from quire_worker.contracts import FailureClass, Limits, ProcessorFailure
 from quire_worker.processors.typst.compile_pdf import TypstPdfProcessor
-from tests.worker.test_typst_pdf_builds import build_typst
+from tests.worker.processors.typst.test_compile_pdf import build_typst
 
 
 def failure_of(tmp_path, files: dict[str, str | bytes], **options) -> ProcessorFailure:
