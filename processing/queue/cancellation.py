@@ -33,9 +33,10 @@ def job_cancel_by_operator(*, job_id) -> ProcessingJob:
     """The same rules without the requester check, for operators (the admin).
 
     ``preparing``/``queued`` → ``cancelled`` at once; ``running`` → a request the worker is woken for (and sees
-    on its next heartbeat if it does not listen); ``finalizing`` or terminal → unchanged.
+    on its next heartbeat if it does not listen); ``finalizing`` or terminal → unchanged. It joins a caller's
+    transaction when there is one (an operator's bulk action), so its NOTIFY goes out only if that commits.
     """
-    with transaction.atomic(durable=True):
+    with transaction.atomic():
         job = ProcessingJob.objects.select_for_update().get(pk=job_id)
         if job.state in (JobState.PREPARING, JobState.QUEUED):
             job_transition(job_id=job.pk, to=JobState.CANCELLED, only_from={job.state})

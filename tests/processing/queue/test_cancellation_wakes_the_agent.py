@@ -48,21 +48,37 @@ def running_claims(owner, count: int) -> list[tuple[str, str, str]]:
     return held
 
 
-def _when_waiting(session_id: str, then) -> threading.Thread:
-    """Call ``then`` on a thread of its own (and connection) once a poll of ``session_id`` waits."""
+class Canceller(threading.Thread):
+    """Calls ``then`` on a thread of its own (and connection) once a poll of ``session_id`` waits; ``finish()``
+    joins it and re-raises what ``then`` raised, so a cancellation that failed cannot pass for one that woke
+    no one."""
 
-    def run():
+    def __init__(self, session_id: str, then):
+        super().__init__(daemon=True)
+        self.session_id, self.then, self.error = session_id, then, None
+
+    def run(self):
         try:
-            while not wakeups.is_watched(session_id, CANCELLATION_CHANNEL):
+            while not wakeups.is_watched(self.session_id, CANCELLATION_CHANNEL):
                 time.sleep(0.01)
             time.sleep(0.3)  # past its first read: from here on only a wake-up answers it early
-            then()
+            self.then()
+        except BaseException as error:  # handed to the test by finish()
+            self.error = error
         finally:
             connection.close()
 
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread
+    def finish(self) -> None:
+        self.join(timeout=LONG_WAIT)
+        assert not self.is_alive(), "the canceller did not finish"
+        if self.error is not None:
+            raise self.error
+
+
+def _when_waiting(session_id: str, then) -> Canceller:
+    canceller = Canceller(session_id, then)
+    canceller.start()
+    return canceller
 
 
 @pytest.mark.django_db
@@ -86,7 +102,7 @@ def test_a_waiting_poll_is_woken_by_the_cancellation_as_it_commits(owner):
     started = time.monotonic()
     response = poll(session_id, wait_seconds=LONG_WAIT)
     answered_after = time.monotonic() - started
-    canceller.join(timeout=LONG_WAIT)
+    canceller.finish()
 
     assert response.json() == {"claim_ids": [claim_id]}
     assert 0.3 <= answered_after < 5, f"answered after {answered_after:.2f} s of a {LONG_WAIT} s wait"
@@ -127,7 +143,7 @@ def test_a_cancellation_rolled_back_wakes_no_one_and_another_sessions_neither(ow
     canceller = _when_waiting(session_id, cancel_then_roll_back)
     started = time.monotonic()
     response = poll(session_id, wait_seconds=1.5)
-    canceller.join(timeout=LONG_WAIT)
+    canceller.finish()
 
     assert response.json() == {"claim_ids": []}
     assert time.monotonic() - started >= 1.5, "woken without a cancellation of its own"
@@ -161,7 +177,7 @@ def test_a_waiting_poll_holds_no_database_connection(owner):
 
     canceller = _when_waiting(session_id, look_then_cancel)
     poll(session_id, wait_seconds=LONG_WAIT)
-    canceller.join(timeout=LONG_WAIT)
+    canceller.finish()
 
     assert seen == {"open": False}
 
