@@ -1,7 +1,8 @@
 import uuid
 
 from django.db import models
-from django.db.models import Q
+from django.db.models import Count, Q
+from django.db.models.functions import Now
 
 import quire_wire
 from processing.models.blobs import ProcessingBlob
@@ -61,6 +62,37 @@ class JobQuerySet(models.QuerySet):
 
     def terminal(self):
         return self.filter(state__in=TERMINAL_STATES)
+
+    def claimable(self, operations):
+        """Queued jobs of these operations whose retry backoff is over, oldest first (docs/architecture.md §4).
+
+        ``operations`` may be a list or a subquery of operation names; "now" is the database's clock.
+        """
+        return (
+            self.filter(state=JobState.QUEUED, operation__in=operations)
+            .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=Now()))
+            .order_by("created_at")
+        )
+
+    def within_running_limits(self, *, per_requester: int, per_project: int):
+        """Jobs whose requester and project both run fewer jobs than their limits, as this statement sees it.
+
+        The claim makes this exact under concurrency: it locks the candidates' requesters and projects and
+        counts again (processing/queue/claims.py).
+        """
+        running = ProcessingJob.objects.filter(state=JobState.RUNNING)
+        saturated_requesters = (
+            running.values("requester_id").annotate(running=Count("id")).filter(running__gte=per_requester)
+        )
+        saturated_projects = (
+            running.filter(project_id__isnull=False)
+            .values("project_id")
+            .annotate(running=Count("id"))
+            .filter(running__gte=per_project)
+        )
+        return self.exclude(requester_id__in=saturated_requesters.values("requester_id")).filter(
+            Q(project_id__isnull=True) | ~Q(project_id__in=saturated_projects.values("project_id"))
+        )
 
 
 class ProcessingJob(models.Model):

@@ -1,10 +1,11 @@
 """The claim walks the queue's index in FIFO order however stale the table's statistics are.
 
-The claim function plans without bitmap scans (processing/queue/sql/claim.sql).
-
 Jobs arrive in bursts between two analyzes of the job table. Planned with statistics that say the
-queue is empty, the claim's candidate query read every queued row (a bitmap scan) and sorted them,
-for every candidate: its cost grew with the queue's depth. Walking the index reads only the head.
+queue is empty, the claim's candidate query once read every queued row (a bitmap scan) and sorted them,
+for every candidate: its cost grew with the queue's depth; and a generic plan of its writes, cached on the
+connection, joined the job table by a scan. Walking the index reads only the head, the first time the
+connection claims and once its statements' plans are cached. The claim plans its candidates without bitmap
+scans or sorts, in its own transaction only (processing/queue/claims.py).
 """
 
 import pytest
@@ -44,21 +45,41 @@ def heap_blocks_read_by(call) -> int:
         return cursor.execute(query).fetchone()[0] - before
 
 
-def test_a_claim_reads_the_head_of_a_deep_queue_that_the_statistics_call_empty(
-    api_client_for, owner, project, configure_deployment
-):
-    configure_deployment(limits={"running_jobs_per_requester": 50, "running_jobs_per_project": 50})
-    oldest = submit_build(api_client_for(owner), project, key="oldest").json()["id"]
+def heap_blocks_of_a_claim_in_a_burst(client, project, *, claims_before: int) -> tuple[list, int]:
+    """Claim ``claims_before`` jobs, analyze (one queued job), let a burst land, then claim the oldest."""
+    session = WorkerSessionFactory(processors={LATEX: 50})
+    for n in range(claims_before):  # the connection's statements run often enough to be planned generically
+        submit_build(client, project, key=f"earlier-{n}")
+        assert claims_acquire(session_id=session.pk, offers={LATEX: 1})
+    oldest = submit_build(client, project, key="oldest").json()["id"]
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE processing_processingjob")  # the statistics: one queued job
     queued_burst_like(oldest, BURST)
-    session = WorkerSessionFactory(processors={LATEX: 1})
-
     claims = []
     blocks = heap_blocks_read_by(lambda: claims.extend(claims_acquire(session_id=session.pk, offers={LATEX: 1})))
-
     assert [str(claim.job_id) for claim in claims] == [oldest], "FIFO"
+    return claims, blocks
+
+
+@pytest.mark.parametrize("claims_before", [0, 8], ids=["first-claim", "cached-plans"])
+def test_a_claim_reads_the_head_of_a_deep_queue_that_the_statistics_call_empty(
+    api_client_for, owner, project, configure_deployment, claims_before
+):
+    configure_deployment(limits={"running_jobs_per_requester": 50, "running_jobs_per_project": 50})
+
+    _, blocks = heap_blocks_of_a_claim_in_a_burst(api_client_for(owner), project, claims_before=claims_before)
+
     # Reading every queued row took a block per few jobs (over 100 here); the head is a few blocks.
     assert blocks < 25, f"the claim read {blocks} heap blocks of the job table"
-    with connection.cursor() as cursor:  # the setting is the claim function's own, not the connection's
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bitmap_scans_and_sorts_are_off_for_the_claims_transaction_only(api_client_for, owner, project):
+    submit_build(api_client_for(owner), project, key="only")
+    session = WorkerSessionFactory(processors={LATEX: 1})
+
+    assert claims_acquire(session_id=session.pk, offers={LATEX: 1})
+
+    with connection.cursor() as cursor:
         assert cursor.execute("SHOW enable_bitmapscan").fetchone() == ("on",)
+        assert cursor.execute("SHOW enable_sort").fetchone() == ("on",)

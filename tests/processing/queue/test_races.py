@@ -123,7 +123,7 @@ def test_concurrent_claimers_respect_the_requesters_running_limit(
     assert running.filter(pk=patient_job["id"]).exists(), "a later job of another requester is not starved"
 
 
-def test_the_claim_function_derives_advisory_keys_as_python_does():
+def test_the_claims_lock_statement_derives_advisory_keys_as_python_does():
     from django.db import connection
 
     from processing.advisory import advisory_key
@@ -133,3 +133,41 @@ def test_the_claim_function_derives_advisory_keys_as_python_does():
         for value in values:
             cursor.execute("SELECT processing_advisory_key('running-project', %s)", [value])
             assert cursor.fetchone()[0] == advisory_key("running-project", value)
+
+
+def test_a_claim_holds_the_locks_a_later_round_of_another_acquire_tries(api_client_for, owner, project):
+    """The first round locks by keys the database derives, later rounds by keys Python derives: the same."""
+    from django.db import connection, transaction
+
+    from processing.advisory import advisory_key
+    from processing.queue.claims import PROJECT_LOCK, REQUESTER_LOCK, SESSION_LOCK
+
+    submit_build(api_client_for(owner), project, key="held")
+    session = WorkerSessionFactory(processors={LATEX: 1})
+    claimed, release = threading.Event(), threading.Event()
+
+    def claim_and_hold():
+        try:
+            with transaction.atomic():
+                assert claim_acquire(session_id=session.pk, offers={LATEX: 1})
+                claimed.set()
+                assert release.wait(timeout=30)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=claim_and_hold)
+    holder.start()
+    try:
+        assert claimed.wait(timeout=30)
+        keys = [
+            advisory_key(SESSION_LOCK, session.pk),
+            advisory_key(REQUESTER_LOCK, owner.pk),
+            advisory_key(PROJECT_LOCK, project.pk),
+        ]
+        with connection.cursor() as cursor:
+            got = [cursor.execute("SELECT pg_try_advisory_lock(%s)", [key]).fetchone()[0] for key in keys]
+            cursor.execute("SELECT pg_advisory_unlock_all()")
+        assert got == [False, False, False], "each lock the claim took is the one Python names"
+    finally:
+        release.set()
+        holder.join(timeout=30)

@@ -1,0 +1,19 @@
+-- The claim's first candidates with their advisory locks (processing/queue/claims.py): the placeholder is the
+-- candidates' statement, compiled from the ORM (FIFO, FOR UPDATE SKIP LOCKED); the last parameter is the
+-- session's lock key. The locks of the session and of the candidates' requesters and projects are waited
+-- for in ascending key order, so two acquires waiting for overlapping sets cannot deadlock; the recount that
+-- follows, a later statement, sees what the claims that held them committed. Keys as processing.advisory
+-- derives them (processing_advisory_key, processing/queue/sql/advisory_key.sql).
+WITH candidate AS MATERIALIZED ({query}),
+lock AS (
+    SELECT count(pg_advisory_xact_lock(key.key)) AS taken
+      FROM (SELECT DISTINCT key FROM (
+                SELECT %s::bigint AS key
+                UNION ALL
+                SELECT processing_advisory_key('running-requester', candidate.requester_id::text) FROM candidate
+                UNION ALL
+                SELECT processing_advisory_key('running-project', candidate.project_id::text) FROM candidate
+                 WHERE candidate.project_id IS NOT NULL) AS keys
+             ORDER BY key) AS key
+)
+SELECT candidate.* FROM candidate, lock WHERE lock.taken >= 0
