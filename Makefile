@@ -59,6 +59,8 @@ test: install worker-venv system-packages-test lint bundle
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 	$(PY) -m pytest $(PYTEST_ARGS)
+	# A short soak under real load and faults, so that the soak itself cannot rot (it fails without load).
+	SOAK_MINUTES=$${SOAK_MINUTES:-2} $(PY) -m scripts.soak
 
 # Every benchmark once with small sizes (a few minutes); each bench-* target alone uses the sizes in each
 # benchmark's docstring. BENCH_N is set per benchmark because their defaults differ: one value for all would

@@ -10,6 +10,7 @@ from channels.routing import URLRouter  # noqa: E402
 from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 
 from collaboration import facade as collaboration  # noqa: E402  needs the apps loaded above
+from config.durable_commit import durable_commit_required  # noqa: E402
 from config.http.asgi_guards import RequestGuards  # noqa: E402
 from config.http.asgi_handler import SyncChainASGIHandler  # noqa: E402
 from config.http.protocols import ProtocolRouter  # noqa: E402
@@ -26,4 +27,5 @@ application = ProtocolRouter(
     websocket=live_sockets,
 )
 
+durable_commit_required()  # no server on a database whose commits a crash could take back
 office.host_warm_start()  # this server process's Office converters start now, not at the first preview

@@ -12,7 +12,14 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
 
 env = environ.Env(
-    DEBUG=(bool, True),
+    # Off unless asked for: the technical 404 and 500 pages list routes and settings. `make run` turns it on.
+    DEBUG=(bool, False),
+    # Served over HTTPS (directly or behind a proxy that says so in X-Forwarded-Proto): secure cookies, HSTS,
+    # and plain HTTP redirected, except the health and metrics probes.
+    QUIRE_HTTPS=(bool, False),
+    QUIRE_HSTS_SECONDS=(int, 365 * 24 * 3600),
+    # Start even when the database's commits are not flushed (synchronous_commit = off): see config/durable_commit.py
+    QUIRE_ALLOW_ASYNC_COMMIT=(bool, False),
     ALLOWED_HOSTS=(list, ["127.0.0.1", "localhost", "[::1]", "testserver"]),
     DATABASE_URL=(str, ""),
     SECRET_KEY=(str, ""),

@@ -9,6 +9,15 @@ DEBUG = env("DEBUG")
 ALLOWED_HOSTS = env("ALLOWED_HOSTS")
 TESTING = "pytest" in sys.modules
 
+if env("QUIRE_HTTPS"):
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
+    SECURE_SSL_REDIRECT = True
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]  # probes from inside the deployment, over plain HTTP
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")  # the proxy terminating TLS says so
+    SECURE_HSTS_SECONDS = env("QUIRE_HSTS_SECONDS")
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+
 
 def _secret_key() -> str:
     """An explicit ``SECRET_KEY`` wins; otherwise a generated development key kept in ``var/``."""

@@ -2,8 +2,9 @@
 
 Starts the web server (gunicorn with the uvicorn worker), a local worker agent,
 the maintenance loop and the outbox relay (to ``OUTBOX_BROKER_URL``, NOTIFY by
-default), prints the URL and login, and on Ctrl-C or SIGTERM
-stops everything it started, including the embedded PostgreSQL if it started it.
+default), prints the URL and login, starts again (after a growing pause) an agent,
+relay or maintenance loop that dies, and on Ctrl-C or SIGTERM stops everything it
+started, in order, including the embedded PostgreSQL if it started it.
 The first run writes ``var/deployment.toml`` with a local worker identity whose
 token is kept in ``var/worker.token``.
 """
@@ -20,6 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.chdir(ROOT)
+
+from scripts.supervision import Supervised  # noqa: E402  the checkout's root is on the path from here
 
 PYTHON = sys.executable
 PORT = os.environ.get("PORT", "8000")
@@ -122,6 +125,8 @@ def background_processes(token_file: Path) -> list[tuple[str, list[str], bool]]:
 
 
 def main() -> int:
+    # A local server for one developer: Django's technical error pages help here (and only here).
+    os.environ.setdefault("DEBUG", "true")
     embedded = not os.environ.get("DATABASE_URL")
     started_db = False
     if embedded:
@@ -134,9 +139,13 @@ def main() -> int:
     manage("seed_demo_project", DEMO_USER, "--editor", COAUTHOR)
     token_file = local_worker_identity()
 
-    children: list[tuple[str, subprocess.Popen, bool]] = []
-    for name, command, required in background_processes(token_file):
-        children.append((name, subprocess.Popen(command, cwd=ROOT, start_new_session=True), required))
+    # The web server is required (without it nothing is reachable: `make run` stops); the others are restarted.
+    children = [
+        Supervised(name, command, restart=not required, cwd=ROOT)
+        for name, command, required in background_processes(token_file)
+    ]
+    for child in children:
+        child.start()
 
     stopping = False
 
@@ -148,31 +157,26 @@ def main() -> int:
     signal.signal(signal.SIGTERM, stop)
     print(
         f"\n  Quire is running at http://{HOST}:{PORT}/\n  Sign in as {DEMO_USER} / {DEMO_PASSWORD}"
-        f"\n  (and, to edit Demo paper together, as {COAUTHOR} / {COAUTHOR_PASSWORD} in a private window)\n",
+        f"\n  (and, to edit Demo paper together, as {COAUTHOR} / {COAUTHOR_PASSWORD} in a private window)"
+        f"\n  DEBUG is {'on' if os.environ['DEBUG'].lower() in ('1', 'true', 'yes', 'on') else 'off'} for this"
+        " local server (DEBUG=false make run runs it as production does)\n",
         flush=True,
     )
     try:
-        reported: set[str] = set()
         parent = os.getppid()
         while not stopping:
             # `make` does not pass SIGTERM on to its recipe: stop when the make that started us is gone.
             stopping = stopping or os.getppid() != parent
-            for name, child, required in children:
-                if child.poll() is not None and name not in reported:
-                    reported.add(name)
-                    print(f"{name} exited with {child.returncode}.", file=sys.stderr)
-                    stopping = stopping or required
+            for child in children:
+                if message := child.check():
+                    print(message, file=sys.stderr)
+                    stopping = True
             time.sleep(0.3)
     finally:
         # One at a time, in start order: the worker drains (releases its claims) through the web
         # server, which therefore stops last.
-        for _, child, _ in children:
-            if child.poll() is None:
-                os.killpg(child.pid, signal.SIGTERM)
-            try:
-                child.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(child.pid, signal.SIGKILL)
+        for child in children:
+            child.stop()
         if started_db:
             from config.embedded_db import stop as stop_db
 

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 import urllib.error
 import urllib.request
 import uuid
@@ -51,6 +52,7 @@ class Tally:
         self.lock = threading.Lock()
         self.counts = Counter()
         self.jobs: set[str] = set()
+        self.deaths: list[str] = []  # a user thread that raised: the soak stopped loading the system
 
     def add(self, key: str, job_id: str | None = None) -> None:
         with self.lock:
@@ -148,7 +150,17 @@ def _user_call(url: str, token: str, method: str, path: str, body: bytes, header
         time.sleep(0.2)
 
 
-def _user_loop(
+def _user_loop(*arguments) -> None:
+    """A user submitting until the soak ends; if it dies, the tally says how, and the soak fails."""
+    tally = arguments[5]
+    try:
+        _submit_until_stopped(*arguments)
+    except Exception:
+        with tally.lock:
+            tally.deaths.append(traceback.format_exc())
+
+
+def _submit_until_stopped(
     url: str, token: str, echo_project: str, latex_project: str, stop: threading.Event, tally: Tally, rng: random.Random
 ) -> None:
     while not stop.is_set():
@@ -279,10 +291,16 @@ def _report(tally: Tally, chaos_log: list[str], drained: bool, verdict: subproce
     latencies = [(done - created).total_seconds() * 1000 for created, done in finished]
     lost = ProcessingAttempt.objects.filter(job__in=jobs, state=AttemptState.LOST).count()
     retried = jobs.filter(attempt_count__gt=1).count()
-    clean = drained and verdict.returncode == 0 and bool(tally.jobs)  # a soak that submitted nothing proved nothing
+    # A soak that loaded the system too little proved little: at least half the jobs its users' rate implies
+    # (the chaos stops the web server now and then; submissions are a Poisson process).
+    expected = ECHO_PER_S * MINUTES * 60
+    loaded = len(tally.jobs) >= expected / 2 and not tally.deaths
+    clean = drained and verdict.returncode == 0 and loaded
     print(f"\nSoak report (seed {SEED}, {MINUTES:g} min)")
-    print(f"  chaos events            {len(chaos_log)}: " + ", ".join(line.split()[1] for line in chaos_log))
-    print(f"  jobs accepted           {len(tally.jobs)}")
+    print(f"  faults injected         {len(chaos_log)}: " + ", ".join(line.split()[1] for line in chaos_log))
+    print(f"  jobs accepted           {len(tally.jobs)} (the users' rate implies about {expected:.0f})")
+    print(f"  succeeded               {states.get('succeeded', 0)}")
+    print(f"  failed                  {states.get('failed', 0)}")
     print(f"  by state                {states}")
     print(f"  failed by class         {failures}")
     print(f"  retried (>1 attempt)    {retried}")
@@ -294,6 +312,10 @@ def _report(tally: Tally, chaos_log: list[str], drained: bool, verdict: subproce
     print(
         f"  end-to-end latency      p50 {percentile(latencies, 0.5):.0f} ms, p99 {percentile(latencies, 0.99):.0f} ms"
     )
+    print(f"  user threads died       {len(tally.deaths)}")
+    for death in tally.deaths:
+        print("    " + death.strip().replace("\n", "\n    "))
+    print(f"  loaded enough           {loaded}")
     print(f"  drained                 {drained}")
     print(f"  checker verdict         {'clean' if verdict.returncode == 0 else 'VIOLATIONS'}")
     print("  " + verdict.stdout.strip().replace("\n", "\n  "))

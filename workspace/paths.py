@@ -1,9 +1,12 @@
 """The one rule for file paths inside a project.
 
 A path is a relative POSIX path, NFC-normalised, whose segments are neither
-empty, ``.`` nor ``..``; no control characters or NUL; at most 255 bytes per
-segment and 1,024 bytes in all (UTF-8). Normalising first means an NFD spelling
-of an existing path names the same file.
+empty, ``.`` nor ``..``; no control characters or NUL; no invisible format
+characters or line and paragraph separators (Unicode categories Cf, Zl, Zp: a
+right-to-left override or a zero-width space would let ``evil\u202etxt.tex``
+show as another name); at most 255 bytes per segment and 1,024 bytes in all
+(UTF-8). Normalising first means an NFD spelling of an existing path names the
+same file.
 """
 
 import posixpath
@@ -13,6 +16,7 @@ from workspace.exceptions import InvalidPath
 
 MAX_SEGMENT_BYTES = 255
 MAX_PATH_BYTES = 1024
+INVISIBLE_CATEGORIES = frozenset({"Cf", "Zl", "Zp"})
 
 TEXT_EXTENSIONS = frozenset(
     {
@@ -50,6 +54,12 @@ def path_normalize(raw: str) -> str:
         raise InvalidPath("A path must not be empty.", details={"rule": "empty"})
     if any(ord(char) < 0x20 or ord(char) == 0x7F for char in raw):
         raise InvalidPath("A path must not contain control characters.", details={"rule": "control_character"})
+    if any(unicodedata.category(char) in INVISIBLE_CATEGORIES for char in raw):
+        raise InvalidPath(
+            "A path must not contain invisible formatting characters (such as direction overrides or zero-width "
+            "spaces) or line separators.",
+            details={"rule": "invisible_character"},
+        )
     if "\\" in raw:
         raise InvalidPath("Use '/' to separate folders.", details={"rule": "backslash"})
     if any(0xD800 <= ord(char) <= 0xDFFF for char in raw):

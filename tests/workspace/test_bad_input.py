@@ -29,7 +29,16 @@ def _assert_refused(response, status, code):
 
 @pytest.mark.parametrize(
     "path",
-    ["..%2Fescape.tex", "a/../../b.tex", "%00.tex", "x/./y.tex", "ctrl%01.tex", "/".join(["d" * 200] * 6)],
+    [
+        "..%2Fescape.tex",
+        "a/../../b.tex",
+        "%00.tex",
+        "x/./y.tex",
+        "ctrl%01.tex",
+        "/".join(["d" * 200] * 6),
+        "evil%E2%80%AEtxt.tex",  # a right-to-left override
+        "zero%E2%80%8Bwidth.tex",
+    ],
 )
 def test_bad_paths_are_refused(owner_client, project, state, path):
     before = state()

@@ -41,6 +41,12 @@ def test_accepted_paths_are_normalised(raw, expected):
         ("é" * 128, "segment_length"),  # 256 bytes in UTF-8
         ("/".join(["d" * 200] * 6), "path_length"),
         ("bad\udcff.tex", "invalid_unicode"),
+        ("evil\u202etxt.tex", "invisible_character"),  # shows as "evilxet.txt"
+        ("zero\u200bwidth.tex", "invisible_character"),
+        ("joined\u200dname.tex", "invisible_character"),
+        ("bom\ufeff.tex", "invisible_character"),
+        ("line\u2028separator.tex", "invisible_character"),
+        ("paragraph\u2029separator.tex", "invisible_character"),
     ],
 )
 def test_rejected_paths_name_the_rule(raw, rule):

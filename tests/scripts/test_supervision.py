@@ -1,0 +1,55 @@
+"""`make run`'s processes: one that dies is started again after a growing pause; the web server is not."""
+
+import sys
+import time
+from pathlib import Path
+
+from scripts.supervision import Supervised
+
+ROOT = Path(__file__).resolve().parents[2]
+DIES = [sys.executable, "-c", "import sys; sys.exit(3)"]
+SLEEPS = [sys.executable, "-c", "import time; time.sleep(60)"]
+
+
+def watched_for(child: Supervised, seconds: float) -> list[str]:
+    messages, deadline = [], time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if message := child.check():
+            messages.append(message)
+        time.sleep(0.02)
+    return messages
+
+
+def test_a_process_that_dies_is_started_again_after_pauses_that_double(capsys):
+    child = Supervised("relay", DIES, restart=True, cwd=ROOT, first=0.2)
+    child.start()
+
+    watched_for(child, 1.6)  # dies at once each time: pauses 0.2, 0.4, 0.8 s
+
+    child.stop()
+    assert child.restarts == 3
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("relay exited with 3")]
+    assert lines[:3] == [
+        "relay exited with 3; starting it again in 0.2 s.",
+        "relay exited with 3; starting it again in 0.4 s.",
+        "relay exited with 3; starting it again in 0.8 s.",
+    ]
+
+
+def test_a_required_process_that_dies_is_reported_and_not_started_again():
+    child = Supervised("web", DIES, restart=False, cwd=ROOT)
+    child.start()
+
+    messages = watched_for(child, 0.5)
+
+    assert messages and set(messages) == {"web exited with 3."}
+    assert child.restarts == 0
+
+
+def test_stopping_ends_a_running_process():
+    child = Supervised("worker", SLEEPS, restart=True, cwd=ROOT)
+    child.start()
+
+    child.stop(timeout=5)
+
+    assert child.process.returncode is not None
