@@ -20,6 +20,9 @@ env = environ.Env(
     QUIRE_HSTS_SECONDS=(int, 365 * 24 * 3600),
     # Start even when the database's commits are not flushed (synchronous_commit = off): see config/durable_commit.py
     QUIRE_ALLOW_ASYNC_COMMIT=(bool, False),
+    # Sign-in throttling (django-axes): failures per account or address before a lockout, and its length
+    QUIRE_SIGNIN_FAILURE_LIMIT=(int, 5),
+    QUIRE_SIGNIN_LOCKOUT_MINUTES=(int, 15),
     ALLOWED_HOSTS=(list, ["127.0.0.1", "localhost", "[::1]", "testserver"]),
     DATABASE_URL=(str, ""),
     SECRET_KEY=(str, ""),

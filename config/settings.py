@@ -2,6 +2,7 @@
 
 import secrets
 import sys
+from datetime import timedelta
 
 from config.env import BASE_DIR, VAR_DIR, env
 
@@ -53,7 +54,19 @@ INSTALLED_APPS = [
     "processing",
     "library",
     "office",
+    "axes",  # sign-in throttling; last, as its documentation asks
 ]
+
+# Failed sign-ins (the login form and admin) are counted per account and per address: after AXES_FAILURE_LIMIT
+# of either, that account or address is locked out for AXES_COOLOFF_TIME (429 and a page that says so). API
+# tokens do not authenticate through these backends and are not affected.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env("QUIRE_SIGNIN_FAILURE_LIMIT")
+AXES_COOLOFF_TIME = timedelta(minutes=env("QUIRE_SIGNIN_LOCKOUT_MINUTES"))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
 
 MIDDLEWARE = [
     "config.http.middleware.HeaderLimitsMiddleware",
@@ -66,6 +79,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"

@@ -25,6 +25,13 @@ class IdempotencyKeyReused(ProcessingError):
     status_code = 409
 
 
+class OutcomeUnresolved(ProcessingError):
+    """The outcome of the earlier request with this idempotency key cannot be found; retry shortly."""
+
+    code = "outcome_unresolved"
+    status_code = 503
+
+
 class QueueFull(ProcessingError):
     """The processing queue is full; retry later."""
 

@@ -1,6 +1,7 @@
 """Running test steps at the same moment on real, separate database connections."""
 
 import threading
+import time
 
 import psycopg
 from django.db import connection
@@ -32,6 +33,21 @@ def run_together(*targets) -> list[BaseException]:
     for thread in threads:
         thread.join()
     return errors
+
+
+def nudged(first, second, round_number: int) -> tuple:
+    """The two sides of a race for round ``round_number``: at the same moment, or one of them a little late,
+    in turn, so that over the rounds each side gets its chance to win (a race test must see both outcomes)."""
+    late = round_number % 3  # 0: together; 1: the first starts late; 2: the second does
+
+    def after(target, delay):
+        def run():
+            time.sleep(delay)
+            target()
+
+        return run
+
+    return (after(first, 0.03 if late == 1 else 0), after(second, 0.03 if late == 2 else 0))
 
 
 def backend_waiting_on_lock(pid: int) -> bool:

@@ -18,9 +18,9 @@ from config.prepared import prepared_cursor
 from processing.configuration import limits
 from processing.delivered import Delivered, delivered_columns, delivered_from_rows
 from processing.exceptions import ClaimLost, JobCancelled, OffersInvalid, OutputRejected
-from processing.models import AttemptState, FailureClass, JobState, Phase, ProcessingAttempt
+from processing.models import AttemptState, FailureClass, JobState, Phase
 from processing.operations import REGISTRY
-from processing.queue.leases import attempt_current
+from processing.queue.leases import attempt_current, attempt_end
 from processing.queue.retry_policy import job_after_attempt
 from processing.transitions import job_transition
 
@@ -39,14 +39,6 @@ def _bounded(log: str) -> str:
     half = limit // 2
     marker = b"\n[... log cut by Quire: kept the first and last parts ...]\n"
     return (encoded[:half] + marker + encoded[-half:]).decode("utf-8", "replace")
-
-
-def _end_attempt(attempt: ProcessingAttempt, state: str, now, **fields) -> None:
-    ended = ProcessingAttempt.objects.filter(pk=attempt.pk, state=AttemptState.RUNNING).update(
-        state=state, ended_at=now, **fields
-    )
-    if not ended:
-        raise ClaimLost()
 
 
 class Accepted(NamedTuple):
@@ -140,7 +132,7 @@ def _cancel_on_delivery(claim_id: uuid.UUID) -> NoReturn:
     """A cancellation request came first (one is never withdrawn): the attempt and the job end cancelled."""
     with transaction.atomic():
         attempt, now = attempt_current(claim_id, lock_job=True)
-        _end_attempt(attempt, AttemptState.CANCELLED, now)
+        attempt_end(attempt, AttemptState.CANCELLED, now)
         job_transition(job_id=attempt.job_id, to=JobState.CANCELLED, only_from={JobState.RUNNING})
     raise JobCancelled()
 
@@ -152,7 +144,7 @@ def attempt_fail(*, claim_id: uuid.UUID, failure_class: str, code: str, message:
     with transaction.atomic():
         attempt, now = attempt_current(claim_id, lock_job=True)
         ended = AttemptState.CANCELLED if attempt.job.cancellation_requested else AttemptState.FAILED
-        _end_attempt(
+        attempt_end(
             attempt,
             ended,
             now,
@@ -171,7 +163,7 @@ def attempt_release(*, claim_id: uuid.UUID) -> str:
     """Give the job back untouched (the agent is draining): it is queued again and no attempt is used up."""
     with transaction.atomic():
         attempt, now = attempt_current(claim_id, lock_job=True)
-        _end_attempt(attempt, AttemptState.RELEASED, now)
+        attempt_end(attempt, AttemptState.RELEASED, now)
         job = attempt.job
         if job.cancellation_requested:
             job_transition(job_id=job.pk, to=JobState.CANCELLED, only_from={JobState.RUNNING})

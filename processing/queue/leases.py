@@ -1,7 +1,10 @@
 """Claim fencing: every claim-scoped call compares its claim with the current unexpired one in the database.
 
 Renewals are guarded UPDATEs; zero rows means the claim is lost and nothing is
-written. Database ``now()`` decides expiry, never the caller's clock.
+written. Database ``now()`` decides expiry, never the caller's clock. The agent
+stops a processor at the wall time it was given; Core enforces it too: a claim
+that heartbeats past its wall time plus one lease of grace is failed
+``resource_limit`` (``wall_time_exceeded``) instead of renewed.
 """
 
 import uuid
@@ -14,7 +17,8 @@ from django.db.models import Subquery
 from processing.clock import TRANSACTION_NOW
 from processing.configuration import limits
 from processing.exceptions import ClaimLost
-from processing.models import AttemptState, JobState, Phase, ProcessingAttempt, ProcessingJob
+from processing.models import AttemptState, FailureClass, JobState, Phase, ProcessingAttempt, ProcessingJob
+from processing.queue.retry_policy import job_after_attempt
 
 # attempt_current's rule for hand-written statements that join the claim's attempt AS attempt and its job
 # AS job, judged by database time in the statement itself.
@@ -54,21 +58,64 @@ def attempt_current(claim_id: uuid.UUID, *, lock_job: bool = False) -> tuple[Pro
     return attempt, now
 
 
+def attempt_end(attempt: ProcessingAttempt, state: str, now, **fields) -> None:
+    """End the running attempt (its job locked by the caller); ClaimLost if it is no longer running."""
+    ended = ProcessingAttempt.objects.filter(pk=attempt.pk, state=AttemptState.RUNNING).update(
+        state=state, ended_at=now, **fields
+    )
+    if not ended:
+        raise ClaimLost()
+
+
 def lease_renew(*, claim_id: uuid.UUID, phase: str | None = None) -> LeaseStatus:
-    """Heartbeat of a claim: extend the lease, record the phase, report a cancellation request."""
+    """Heartbeat of a claim: extend the lease, record the phase, report a cancellation request; or, past the
+    wall time, fail the attempt and answer ClaimLost, which stops the agent's processor."""
+    limit = limits()
     with transaction.atomic(durable=True):
         # Lock the job first (the order delivery and the reapers use), then touch the attempt.
         attempt, now = attempt_current(claim_id, lock_job=True)
-        expires = now + timedelta(seconds=limits().lease_seconds)
-        updates = {"lease_expires_at": expires}
-        if phase in (Phase.PROCESSING, Phase.UPLOADING_RESULT):
-            updates["phase"] = phase
-        renewed = ProcessingAttempt.objects.filter(
-            pk=attempt.pk, claim_id=claim_id, state=AttemptState.RUNNING, lease_expires_at__gt=now
-        ).update(**updates)
-        if not renewed:
-            raise ClaimLost()
-        if "phase" in updates:
-            ProcessingJob.objects.filter(pk=attempt.job_id, state=JobState.RUNNING).update(phase=phase)
-        cancellation = ProcessingJob.objects.values_list("cancellation_requested", flat=True).get(pk=attempt.job_id)
-        return LeaseStatus(lease_expires_at=expires, cancellation_requested=cancellation)
+        if now - attempt.started_at > timedelta(seconds=limit.wall_seconds + limit.lease_seconds):
+            _fail_over_wall_time(attempt, now, limit)
+            status = None  # the failure commits; ClaimLost is raised outside the transaction
+        else:
+            status = _renewed(attempt, claim_id, phase, now, limit)
+    if status is None:
+        raise ClaimLost("The attempt ran past its wall time: Core failed it.", details={"code": WALL_TIME_EXCEEDED})
+    return status
+
+
+def _renewed(attempt: ProcessingAttempt, claim_id: uuid.UUID, phase: str | None, now, limit) -> LeaseStatus:
+    expires = now + timedelta(seconds=limit.lease_seconds)
+    updates = {"lease_expires_at": expires}
+    if phase in (Phase.PROCESSING, Phase.UPLOADING_RESULT):
+        updates["phase"] = phase
+    renewed = ProcessingAttempt.objects.filter(
+        pk=attempt.pk, claim_id=claim_id, state=AttemptState.RUNNING, lease_expires_at__gt=now
+    ).update(**updates)
+    if not renewed:
+        raise ClaimLost()
+    if "phase" in updates:
+        ProcessingJob.objects.filter(pk=attempt.job_id, state=JobState.RUNNING).update(phase=phase)
+    cancellation = ProcessingJob.objects.values_list("cancellation_requested", flat=True).get(pk=attempt.job_id)
+    return LeaseStatus(lease_expires_at=expires, cancellation_requested=cancellation)
+
+
+WALL_TIME_EXCEEDED = "wall_time_exceeded"
+
+
+def _fail_over_wall_time(attempt: ProcessingAttempt, now, limit) -> None:
+    message = f"The attempt ran longer than its wall time of {limit.wall_seconds} s."
+    failure = {
+        "failure_class": FailureClass.RESOURCE_LIMIT,
+        "failure_code": WALL_TIME_EXCEEDED,
+        "failure_message": message,
+    }
+    attempt_end(attempt, AttemptState.FAILED, now, **failure)
+    job_after_attempt(
+        attempt.job,
+        failure_class=FailureClass.RESOURCE_LIMIT,
+        code=WALL_TIME_EXCEEDED,
+        message=message,
+        now=now,
+        limit=limit,
+    )

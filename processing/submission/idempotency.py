@@ -4,11 +4,16 @@ import hashlib
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db import IntegrityError, connection, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from processing.bundles import canonical_json
-from processing.exceptions import IdempotencyKeyInvalid, IdempotencyKeyRequired, IdempotencyKeyReused
+from processing.exceptions import (
+    IdempotencyKeyInvalid,
+    IdempotencyKeyRequired,
+    IdempotencyKeyReused,
+    OutcomeUnresolved,
+)
 from processing.models import IdempotencyReservation
 
 MAX_KEY_LENGTH = 128
@@ -67,7 +72,12 @@ def reservation_insert(scope: Scope, *, hours: int) -> IdempotencyReservation | 
 
 
 def reservation_resolve(scope: Scope):
-    """In a fresh transaction: the job the key already names, or IdempotencyKeyReused."""
+    """In a fresh transaction: the job the key already names, or IdempotencyKeyReused.
+
+    The key was held when this request tried to reserve it; if its reservation is gone by now (reaped once it
+    expired) or names no job, the earlier request's outcome is unresolved: the client is told so and retries
+    (seed 002: "report that the outcome remains unresolved"), never a 500.
+    """
     with transaction.atomic():
         existing = (
             IdempotencyReservation.objects.filter(actor_id=scope.actor_id, endpoint=scope.endpoint, key=scope.key)
@@ -75,7 +85,7 @@ def reservation_resolve(scope: Scope):
             .first()
         )
     if existing is None or existing.job_id is None:
-        raise IntegrityError("idempotency reservation vanished while resolving")
+        raise OutcomeUnresolved(headers={"Retry-After": "1"})
     if existing.command_digest != scope.digest:
         raise IdempotencyKeyReused()
     return existing.job

@@ -20,6 +20,10 @@ MAX_ENTRIES = 5000
 MAX_EXPANDED_BYTES = 512 * 1024 * 1024
 MAX_RATIO = 100
 RATIO_CHECK_FROM_BYTES = 1024 * 1024
+# The package as a whole: many small, well-compressed parts (each under the per-part check) add up. A real deck's
+# XML compresses perhaps 20×, its pictures not at all; a package expanding 100× its upload is a bomb.
+MAX_PACKAGE_RATIO = 100
+PACKAGE_RATIO_CHECK_FROM_BYTES = 16 * 1024 * 1024
 MAX_XML_PART_BYTES = 2 * 1024 * 1024
 
 PRESENTATION_TYPES = {
@@ -59,7 +63,7 @@ def _entry_names_safe(infos: list[zipfile.ZipInfo]) -> None:
             raise _refuse("pptx_unsafe_entry_name", "The package names a file outside itself.", entry=name[:200])
 
 
-def _sizes_bounded(infos: list[zipfile.ZipInfo]) -> int:
+def _sizes_bounded(infos: list[zipfile.ZipInfo], upload_bytes: int) -> int:
     if len(infos) > MAX_ENTRIES:
         raise _refuse("pptx_too_many_entries", "The package has too many parts.", limit=MAX_ENTRIES)
     expanded = sum(info.file_size for info in infos)
@@ -70,6 +74,13 @@ def _sizes_bounded(infos: list[zipfile.ZipInfo]) -> int:
             raise _refuse(
                 "pptx_compression_ratio", "A part is compressed suspiciously well.", entry=info.filename[:200]
             )
+    if expanded >= PACKAGE_RATIO_CHECK_FROM_BYTES and expanded > MAX_PACKAGE_RATIO * max(upload_bytes, 1):
+        raise _refuse(
+            "pptx_compression_ratio",
+            "The package expands suspiciously far beyond its size.",
+            expanded_bytes=expanded,
+            limit_ratio=MAX_PACKAGE_RATIO,
+        )
     return expanded
 
 
@@ -119,7 +130,7 @@ def presentation_check(data: bytes) -> PresentationCheck:
     with archive:
         infos = archive.infolist()
         _entry_names_safe(infos)
-        expanded = _sizes_bounded(infos)
+        expanded = _sizes_bounded(infos, len(data))
         names = {info.filename for info in infos}
         if len(names) != len(infos):
             raise _refuse("pptx_unsafe_entry_name", "The package names one part twice.")

@@ -8,6 +8,8 @@ from tests.factories import ProjectFactory, UserFactory
 from tests.processing.conftest import submit_build
 from tests.processing.lifecycle import build_to_success, pdf_bytes
 
+LONG_AGO = "2000-01-01T00:00:00Z"
+
 pytestmark = pytest.mark.django_db
 
 
@@ -195,15 +197,22 @@ def test_no_reuse_with_other_options(owner_client, project, succeeded):
 
 
 def test_deleting_one_job_keeps_bytes_another_still_uses(owner_client, project, succeeded):
+    """Past every grace period, the blob collector keeps the bytes a reuse hit still names, and only those."""
     from processing.models import ProcessingBlob
+    from processing.upkeep.reapers import blobs_collect
 
     hit_id = submit_build(owner_client, project, key="second").json()["id"]
     blob_id = succeeded.artifacts.get(role="pdf").blob_id
     ProcessingJob.objects.filter(pk=succeeded.pk).delete()
+    ProcessingBlob.objects.update(touched_at=LONG_AGO)  # past the grace period: nothing is spared for its age
+
+    blobs_collect()
+
     assert ProcessingBlob.objects.filter(pk=blob_id).exists()
-    assert (
-        owner_client.get(
-            f"/v1/processing/jobs/{hit_id}/artifacts/{ProcessingArtifact.objects.get(job_id=hit_id, role='pdf').pk}"
-        ).status_code
-        == 200
-    )
+    pdf = ProcessingArtifact.objects.get(job_id=hit_id, role="pdf")
+    response = owner_client.get(f"/v1/processing/jobs/{hit_id}/artifacts/{pdf.pk}")
+    assert response.status_code == 200
+
+    ProcessingJob.objects.filter(pk=hit_id).delete()
+    blobs_collect()
+    assert not ProcessingBlob.objects.filter(pk=blob_id).exists(), "once no job names them, the bytes go"

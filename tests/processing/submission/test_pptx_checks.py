@@ -1,4 +1,5 @@
 import io
+import os
 import zipfile
 
 import pytest
@@ -139,8 +140,22 @@ def test_the_community_distribution_refuses_imports(owner_client, settings):
 
 
 def test_a_replayed_import_returns_the_same_job(owner_client):
-    first = _import(owner_client, package()).json()
-    again = _import(owner_client, package())
+    deck = package()  # once: a zip records its members' times, so two packages a second apart differ
+    first = _import(owner_client, deck).json()
+    again = _import(owner_client, deck)
     assert again.status_code == 200 and again.json()["id"] == first["id"]
     other_bytes = _import(owner_client, package({"ppt/extra.xml": "<x/>"}))
     assert other_bytes.status_code == 409
+
+
+def test_a_deck_of_many_small_zero_filled_parts_is_refused_by_its_package_ratio(owner_client):
+    """Each part is under the per-part ratio check's threshold; together they expand over 100× the upload."""
+    parts = {f"ppt/media/fill{index}.bin": b"\0" * 64 * 1024 for index in range(400)}  # 25 MiB from ~70 kB
+
+    _assert_refused(_import(owner_client, package(parts)), 400, "pptx_compression_ratio")
+
+
+def test_a_deck_whose_parts_do_not_compress_is_not_refused_for_its_size(owner_client):
+    parts = {f"ppt/media/picture{index}.jpg": os.urandom(1024 * 1024) for index in range(20)}  # 20 MiB, 1:1
+
+    assert _import(owner_client, package(parts)).status_code == 202

@@ -272,3 +272,20 @@ def test_a_retry_leaves_a_preparation_that_is_still_under_way_to_its_request(own
         first.join(timeout=30)
 
     assert (replayed.json()["id"], replayed.json()["state"]) == (job_id, "preparing")
+
+
+def test_a_key_whose_earlier_outcome_vanished_is_503_outcome_unresolved_and_changes_nothing(
+    owner_client, project, monkeypatch
+):
+    """The key was held when this request tried to reserve it, and its reservation was reaped before it could be
+    read (it had expired): the earlier outcome is unknown, so the client is told to retry, not given a 500."""
+    from processing.submission import submit
+
+    monkeypatch.setattr(submit, "reservation_insert", lambda scope, hours: None)  # as if another request held it
+
+    response = submit_build(owner_client, project, key="vanished")
+
+    assert response.status_code == 503
+    assert response.json()["error"]["code"] == "outcome_unresolved"
+    assert response["Retry-After"] == "1"
+    assert not ProcessingJob.objects.exists() and not IdempotencyReservation.objects.exists()

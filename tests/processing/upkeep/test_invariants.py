@@ -45,6 +45,8 @@ def test_a_queued_job_past_its_deadline_is_found_until_the_reaper_expires_it(own
     assert "job_past_deadline" in _checks(include_outbox=False)
     sweep()
     assert "job_past_deadline" not in _checks(include_outbox=False)
+    job = ProcessingJob.objects.get(pk=job_id)
+    assert (job.state, job.completed_at is not None) == ("expired", True), "expired, not just hidden from the check"
 
 
 def test_a_running_job_with_a_dead_lease_is_found_until_the_reaper_acts(owner_client, project):
