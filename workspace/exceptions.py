@@ -44,6 +44,12 @@ class InvalidText(WorkspaceError):
     code = "invalid_utf8"
 
 
+class TextHasNul(WorkspaceError):
+    """A text document must not contain the NUL character (U+0000)."""
+
+    code = "invalid_text"
+
+
 class FileTooLarge(PayloadTooLarge):
     """The file is larger than the limit for its kind."""
 

@@ -27,6 +27,7 @@ from workspace.exceptions import (
     PathConflict,
     PathExists,
     ProjectFull,
+    TextHasNul,
     VersionMismatch,
 )
 from workspace.models import Compiler, FileKind, Project, ProjectFile, ProjectType, TextContent
@@ -67,6 +68,8 @@ def content_prepare(*, path: str, data: bytes, kind: str | None = None) -> Prepa
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InvalidText(details={"byte_offset": exc.start}) from exc
+        if "\x00" in text:  # PostgreSQL's text cannot hold it, and no TeX or Typst source needs it
+            raise TextHasNul(details={"byte_offset": data.index(b"\x00")})
         return PreparedContent(path, kind, hashlib.sha256(data).hexdigest(), len(data), text)
     if len(data) > limits.max_asset_bytes():
         raise FileTooLarge(details={"limit_bytes": limits.max_asset_bytes(), "size_bytes": len(data)})

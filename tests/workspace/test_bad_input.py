@@ -61,6 +61,14 @@ def test_non_uuid_project_is_404_in_the_error_shape(owner_client):
     _assert_refused(response, 404, "not_found")
 
 
+def test_a_nul_in_a_text_document_is_400_invalid_text_and_changes_nothing(owner_client, project, state):
+    before = state()
+    response = owner_client.put(f"/v1/projects/{project.pk}/files/nul.tex", b"a\x00b", content_type="text/plain")
+    _assert_refused(response, 400, "invalid_text")
+    assert response.json()["error"]["details"] == {"byte_offset": 1}
+    assert state() == before
+
+
 def test_invalid_utf8_in_a_text_document_is_refused(owner_client, project, state):
     before = state()
     response = owner_client.put(
