@@ -15,7 +15,7 @@ env = environ.Env(
     # Off unless asked for: the technical 404 and 500 pages list routes and settings. `make run` turns it on.
     DEBUG=(bool, False),
     # Served over HTTPS (directly or behind a proxy that says so in X-Forwarded-Proto): secure cookies, HSTS,
-    # and plain HTTP redirected, except the health and metrics probes.
+    # and plain HTTP redirected, except /metrics (scraped over plain HTTP inside the deployment).
     QUIRE_HTTPS=(bool, False),
     QUIRE_HSTS_SECONDS=(int, 365 * 24 * 3600),
     # Start even when the database's commits are not flushed (synchronous_commit = off): see config/durable_commit.py

@@ -33,10 +33,8 @@ class PreparedCursor:
     def __init__(self, cursor: psycopg.Cursor):
         self._cursor = cursor
 
-    def execute(self, sql: str, params=None, *, prepare: bool = True) -> "PreparedCursor":
-        """Run ``sql``, prepared unless ``prepare`` is false: then it is planned for each call's values, as a
-        statement whose best plan depends on them (an array's length, say) must be."""
-        self._cursor.execute(sql, params, prepare=prepare)
+    def execute(self, sql: str, params=None) -> "PreparedCursor":
+        self._cursor.execute(sql, params, prepare=True)
         return self
 
     def fetchone(self):

@@ -5,19 +5,14 @@ import sys
 from datetime import timedelta
 
 from config.env import BASE_DIR, VAR_DIR, env
+from config.https import https_settings
 
 DEBUG = env("DEBUG")
 ALLOWED_HOSTS = env("ALLOWED_HOSTS")
 TESTING = "pytest" in sys.modules
 
 if env("QUIRE_HTTPS"):
-    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
-    SECURE_SSL_REDIRECT = True
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]  # probes from inside the deployment, over plain HTTP
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")  # the proxy terminating TLS says so
-    SECURE_HSTS_SECONDS = env("QUIRE_HSTS_SECONDS")
-    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
-    SECURE_HSTS_PRELOAD = True
+    globals().update(https_settings(env("QUIRE_HSTS_SECONDS")))
 
 
 def _secret_key() -> str:

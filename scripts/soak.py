@@ -150,12 +150,13 @@ def _user_call(url: str, token: str, method: str, path: str, body: bytes, header
         time.sleep(0.2)
 
 
-def _user_loop(*arguments) -> None:
+def _user_loop(
+    url: str, token: str, echo_project: str, latex_project: str, stop: threading.Event, tally: Tally, rng: random.Random
+) -> None:
     """A user submitting until the soak ends; if it dies, the tally says how, and the soak fails."""
-    tally = arguments[5]
     try:
-        _submit_until_stopped(*arguments)
-    except Exception:
+        _submit_until_stopped(url, token, echo_project, latex_project, stop, tally, rng)
+    except Exception:  # whatever killed it is the report's to show
         with tally.lock:
             tally.deaths.append(traceback.format_exc())
 

@@ -285,11 +285,25 @@ class _OutputFields(models.Model):
         abstract = True
 
 
+class StagedOutputQuerySet(models.QuerySet):
+    # Outputs of a delivered attempt whose job has ended: published or refused, left only for the reaper,
+    # which drops them after its grace period.
+    _PUBLISHED = Q(attempt__state=AttemptState.DELIVERED, attempt__job__state__in=TERMINAL_STATES)
+
+    def published(self):
+        return self.filter(self._PUBLISHED)
+
+    def unpublished(self):
+        return self.exclude(self._PUBLISHED)
+
+
 class StagedOutput(_OutputFields):
     """An output uploaded under a claim; private until Core's finalizer publishes it."""
 
     # Looked up through the unique (attempt, role) index.
     attempt = models.ForeignKey(ProcessingAttempt, on_delete=models.CASCADE, related_name="staged", db_index=False)
+
+    objects = StagedOutputQuerySet.as_manager()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["attempt", "role"], name="staged_one_per_role_per_attempt")]

@@ -282,13 +282,15 @@ def _recount_query(*, session_id, requesters, projects, operations):
     running = ProcessingJob.objects.filter(state=JobState.RUNNING)
     by_requester = _counted(running.filter(requester_id__in=requesters), "requester")
     by_project = _counted(running.filter(project_id__in=projects), "project")
-    by_operation = _counted(
-        ProcessingAttempt.objects.filter(
-            session_id=session_id, state=AttemptState.RUNNING, lease_expires_at__gt=Now(), operation__in=operations
-        ),
-        "operation",
-    )
+    by_operation = _counted(_holding_slots(session_id).filter(operation__in=operations), "operation")
     return by_requester.union(by_project, by_operation, all=True)
+
+
+def _holding_slots(session_id):
+    """The session's attempts that hold one of its slots: running, with an unexpired lease."""
+    return ProcessingAttempt.objects.filter(
+        session_id=session_id, state=AttemptState.RUNNING, lease_expires_at__gt=Now()
+    )
 
 
 def _counted(rows, field: str):
@@ -331,12 +333,8 @@ def _admitted_query(*, job_id, session_id, slots, per_requester, per_project):
     """The job, if its requester and project are within their running limits and the session has a free slot
     for its operation (the session's unexpired running attempts of it fewer than ``slots``)."""
     session_running = (
-        ProcessingAttempt.objects.filter(
-            session_id=session_id,
-            operation=OuterRef("operation"),
-            state=AttemptState.RUNNING,
-            lease_expires_at__gt=Now(),
-        )
+        _holding_slots(session_id)
+        .filter(operation=OuterRef("operation"))
         .values("operation")
         .annotate(n=Count("*"))
         .values("n")
@@ -429,9 +427,16 @@ _TICKET_COLUMNS = (
 def _tickets(candidate: _Candidate, claim_id: uuid.UUID) -> list[_Ticket]:
     """The claim's download ticket for its input, then an upload ticket per result role of its operation."""
     download = _Ticket(
-        uuid.uuid4(), claim_id, *ticket_secret_new(), TransferKind.DOWNLOAD_INPUT, "", candidate.input_size,
-        candidate.input_digest, candidate.input_size, candidate.input_blob_id,
-    )  # fmt: skip
+        uuid.uuid4(),
+        claim_id,
+        *ticket_secret_new(),
+        TransferKind.DOWNLOAD_INPUT,
+        role="",
+        max_bytes=candidate.input_size,
+        expected_sha256=candidate.input_digest,
+        expected_size=candidate.input_size,
+        blob_id=candidate.input_blob_id,
+    )
     uploads = [
         _Ticket(uuid.uuid4(), claim_id, *ticket_secret_new(), TransferKind.UPLOAD_OUTPUT, role.role, role.max_bytes)
         for role in operation_get(candidate.operation).result_roles

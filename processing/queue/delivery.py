@@ -20,8 +20,7 @@ from processing.delivered import Delivered, delivered_columns, delivered_from_ro
 from processing.exceptions import ClaimLost, JobCancelled, OffersInvalid, OutputRejected
 from processing.models import AttemptState, FailureClass, JobState, Phase
 from processing.operations import REGISTRY
-from processing.queue.leases import attempt_current, attempt_end
-from processing.queue.retry_policy import job_after_attempt
+from processing.queue.leases import attempt_current, attempt_end, attempt_failed
 from processing.transitions import job_transition
 
 
@@ -143,19 +142,10 @@ def attempt_fail(*, claim_id: uuid.UUID, failure_class: str, code: str, message:
         raise OutputRejected("Unknown failure class.", details={"allowed": FailureClass.values})
     with transaction.atomic():
         attempt, now = attempt_current(claim_id, lock_job=True)
-        ended = AttemptState.CANCELLED if attempt.job.cancellation_requested else AttemptState.FAILED
-        attempt_end(
-            attempt,
-            ended,
-            now,
-            failure_class=failure_class,
-            failure_code=code[:64],
-            failure_message=message[:2000],
-        )
         job = attempt.job
         job.diagnostic_log, job.diagnostics = _bounded(diagnostics.log), list(diagnostics.entries)[:500]
         job.save(update_fields=["diagnostic_log", "diagnostics"])
-        job_after_attempt(job, failure_class=failure_class, code=code, message=message, now=now, limit=limits())
+        attempt_failed(attempt, now, failure_class=failure_class, code=code, message=message)
         return type(job).objects.values_list("state", flat=True).get(pk=job.pk)
 
 

@@ -105,17 +105,14 @@ WALL_TIME_EXCEEDED = "wall_time_exceeded"
 
 def _fail_over_wall_time(attempt: ProcessingAttempt, now, limit) -> None:
     message = f"The attempt ran longer than its wall time of {limit.wall_seconds} s."
-    failure = {
-        "failure_class": FailureClass.RESOURCE_LIMIT,
-        "failure_code": WALL_TIME_EXCEEDED,
-        "failure_message": message,
-    }
-    attempt_end(attempt, AttemptState.FAILED, now, **failure)
-    job_after_attempt(
-        attempt.job,
-        failure_class=FailureClass.RESOURCE_LIMIT,
-        code=WALL_TIME_EXCEEDED,
-        message=message,
-        now=now,
-        limit=limit,
+    attempt_failed(attempt, now, failure_class=FailureClass.RESOURCE_LIMIT, code=WALL_TIME_EXCEEDED, message=message)
+
+
+def attempt_failed(attempt: ProcessingAttempt, now, *, failure_class: str, code: str, message: str) -> None:
+    """Inside the caller's transaction (job locked): end the attempt with its failure (cancelled, if a
+    cancellation was requested meanwhile) and apply the retry policy to its job."""
+    ended = AttemptState.CANCELLED if attempt.job.cancellation_requested else AttemptState.FAILED
+    attempt_end(
+        attempt, ended, now, failure_class=failure_class, failure_code=code[:64], failure_message=message[:2000]
     )
+    job_after_attempt(attempt.job, failure_class=failure_class, code=code, message=message, now=now, limit=limits())

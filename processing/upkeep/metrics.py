@@ -17,7 +17,6 @@ from processing.models import (
     ProcessingJob,
     StagedOutput,
 )
-from processing.models.jobs import TERMINAL_STATES
 
 cleanup_failures = Counter("quire_processing_cleanup_failures_total", "Reaper steps that raised.", ["step"])
 
@@ -81,11 +80,7 @@ def _attempt_figures():
         for operation, seconds in cursor.fetchall():
             durations.add_metric([operation], float(seconds))
     staged = GaugeMetricFamily("quire_processing_staged_bytes", "Bytes staged and not yet published or dropped.")
-    # A published attempt's staged rows wait for the reaper's grace period before they go: not staged work.
-    waiting = StagedOutput.objects.exclude(
-        attempt__state=AttemptState.DELIVERED, attempt__job__state__in=TERMINAL_STATES
-    )
-    staged.add_metric([], waiting.aggregate(total=Sum("size_bytes"))["total"] or 0)
+    staged.add_metric([], StagedOutput.objects.unpublished().aggregate(total=Sum("size_bytes"))["total"] or 0)
     return [active, lost, durations, staged]
 
 

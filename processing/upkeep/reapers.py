@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.db import connection, transaction
-from django.db.models import Q
 
 from collaboration import facade as collaboration
 from processing.blobs import NOT_REFERENCED_BY_PROCESSING
@@ -33,7 +32,6 @@ from processing.models import (
     WorkerRequest,
     WorkerSession,
 )
-from processing.models.jobs import TERMINAL_STATES
 from processing.queue.retry_policy import job_after_attempt
 from processing.transitions import job_transition
 
@@ -171,13 +169,12 @@ def records_expire() -> int:
 
 
 def staged_orphans_delete() -> int:
-    """Staged outputs of attempts that ended without delivery are never published: drop them."""
+    """Staged outputs of attempts that ended without delivery are never published, and those of published jobs
+    are left over: past the grace period, drop both."""
     ended = [AttemptState.FAILED, AttemptState.LOST, AttemptState.RELEASED, AttemptState.CANCELLED]
     cutoff = db_now() - STAGED_GRACE
-    delivered_elsewhere = Q(attempt__state=AttemptState.DELIVERED, attempt__job__state__in=TERMINAL_STATES)
-    return StagedOutput.objects.filter(
-        Q(attempt__state__in=ended, created_at__lte=cutoff) | (delivered_elsewhere & Q(created_at__lte=cutoff))
-    ).delete()[0]
+    old = StagedOutput.objects.filter(created_at__lte=cutoff)
+    return (old.filter(attempt__state__in=ended) | old.published()).delete()[0]
 
 
 def retention_apply() -> int:

@@ -7,6 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from django.test import Client
+
+from config.https import https_settings
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -56,3 +61,24 @@ def test_without_https_the_deployment_check_names_the_missing_protections():
     assert check.returncode != 0
     for warning in ("security.W004", "security.W012", "security.W016"):  # HSTS, session and CSRF cookies
         assert warning in check.stderr
+
+
+@pytest.fixture
+def served_over_https(settings):
+    for name, value in https_settings(hsts_seconds=3600).items():
+        setattr(settings, name, value)
+
+
+def test_with_https_plain_http_is_redirected_and_https_answers_with_hsts_and_secure_cookies(served_over_https):
+    plain = Client().get("/login/")
+    assert plain.status_code == 301 and plain["Location"] == "https://testserver/login/"
+
+    secure = Client().get("/login/", HTTP_X_FORWARDED_PROTO="https")
+    assert secure.status_code == 200
+    assert secure["Strict-Transport-Security"] == "max-age=3600; includeSubDomains; preload"
+    assert secure.cookies["csrftoken"]["secure"]
+
+
+@pytest.mark.django_db
+def test_with_https_the_metrics_scrape_stays_on_plain_http(served_over_https):
+    assert Client(REMOTE_ADDR="127.0.0.1").get("/metrics").status_code == 200

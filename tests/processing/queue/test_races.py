@@ -174,3 +174,59 @@ def test_a_claim_holds_the_locks_a_later_round_of_another_acquire_tries(api_clie
     finally:
         release.set()
         holder.join(timeout=30)
+
+
+def test_a_single_claim_whose_head_went_over_its_limit_while_waiting_takes_the_next_candidate(
+    api_client_for, owner, configure_deployment
+):
+    """B reads the requester as under its limit, then waits for the requester's lock that A holds while A's
+    claim commits: after the wait B's write refuses the head (the limit is now reached) and B claims the next
+    job instead, of another requester, in the same acquire."""
+    from django.db import connection, transaction
+
+    from tests.concurrency import backend_waiting_on_lock
+    from tests.factories import UserFactory
+
+    configure_deployment(limits={"running_jobs_per_requester": 2})
+    busy, patient = api_client_for(owner), UserFactory()
+    busy_jobs = [
+        submit_build(busy, ProjectFactory(owner=owner, starter=True), key=f"b{n}").json()["id"] for n in range(3)
+    ]
+    patient_job = submit_build(api_client_for(patient), ProjectFactory(owner=patient, starter=True), key="p").json()
+    assert (
+        str(claim_acquire(session_id=WorkerSessionFactory(processors={LATEX: 1}).pk, offers={LATEX: 1}).job_id)
+        == busy_jobs[0]
+    )
+    holding, release, waiter = threading.Event(), threading.Event(), {}
+
+    def claim_and_hold():
+        try:
+            with transaction.atomic():
+                waiter["a"] = claim_acquire(
+                    session_id=WorkerSessionFactory(processors={LATEX: 1}).pk, offers={LATEX: 1}
+                )
+                holding.set()
+                assert release.wait(timeout=30)
+        finally:
+            connection.close()
+
+    def claim_while_held():
+        try:
+            waiter["pid"] = connection.cursor().connection.info.backend_pid
+            waiter["b"] = claim_acquire(session_id=WorkerSessionFactory(processors={LATEX: 1}).pk, offers={LATEX: 1})
+        finally:
+            connection.close()
+
+    first, second = threading.Thread(target=claim_and_hold), threading.Thread(target=claim_while_held)
+    first.start()
+    assert holding.wait(timeout=30)
+    second.start()
+    while not ("pid" in waiter and backend_waiting_on_lock(waiter["pid"])):
+        assert second.is_alive(), waiter
+    release.set()
+    first.join(timeout=30), second.join(timeout=30)
+
+    assert str(waiter["a"].job_id) == busy_jobs[1]
+    assert str(waiter["b"].job_id) == patient_job["id"], "the head went over the limit: the next job is taken"
+    assert ProcessingJob.objects.filter(requester_id=owner.pk, state=JobState.RUNNING).count() == 2
+    assert ProcessingJob.objects.get(pk=busy_jobs[2]).state == JobState.QUEUED

@@ -23,9 +23,12 @@ pytestmark = pytest.mark.django_db
 
 def preparing_job(owner, *, deadline_in: timedelta) -> ProcessingJob:
     return ProcessingJob.objects.create(
-        operation=worker.ECHO, requester_id=owner.pk, state=JobState.PREPARING, options_digest="0" * 64,
+        operation=worker.ECHO,
+        requester_id=owner.pk,
+        state=JobState.PREPARING,
+        options_digest="0" * 64,
         deadline_at=timezone.now() + deadline_in,
-    )  # fmt: skip
+    )
 
 
 def test_an_abandoned_preparation_expires_after_its_deadline_and_a_live_one_does_not(owner):
