@@ -15,6 +15,7 @@ from django_htmx.http import HttpResponseStopPolling
 
 from access import facade as access
 from config.errors import NotFound
+from config.http.body_limits import body_limit
 from config.http.ui import form_action
 from library import selectors
 from library.exceptions import PdfTooLarge, RevisionMismatch, SearchQueryInvalid
@@ -116,6 +117,7 @@ def _announce(request, accepted: Accepted) -> None:
         messages.success(request, "PDF accepted. Indexing runs in the background; search follows when it is done.")
 
 
+@body_limit(max_pdf_bytes, too_large=PdfTooLarge, form=True)
 @login_required
 @require_POST
 @form_action(_library_url)
@@ -129,6 +131,7 @@ def library_upload(request, project_id: uuid.UUID):
     return redirect(_library_url(request, project_id))
 
 
+@body_limit(max_pdf_bytes, too_large=PdfTooLarge, form=True)
 @login_required
 @require_POST
 @form_action(_library_url)

@@ -11,8 +11,9 @@ from django.views.decorators.http import require_POST
 
 from access import facade as access
 from config.errors import NotFound, QuireError
+from config.http.body_limits import body_limit
 from config.http.ui import back_to, form_action
-from workspace import selectors, services, tabs
+from workspace import limits, selectors, services, tabs
 from workspace.downloads import file_response
 from workspace.exceptions import InvalidSettings
 from workspace.models import Compiler, FileKind, ProjectType
@@ -112,6 +113,7 @@ def project_detail(request, project_id: uuid.UUID):
     return render(request, "workspace/project_detail.html", context)
 
 
+@body_limit(limits.max_project_bytes, form=True)
 @login_required
 @require_POST
 @form_action(_project_url)

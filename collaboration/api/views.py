@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 from collaboration import services
 from collaboration.exceptions import UpdateTooLarge
 from config.http.bodies import raw_body
+from config.http.body_limits import body_limit
 from config.http.openapi import ERROR_RESPONSES, error
 from config.http.parsers import RawBodyParser
 
@@ -25,6 +26,7 @@ AcceptedSerializer = inline_serializer(
 )
 
 
+@body_limit(services.max_update_bytes, too_large=UpdateTooLarge)
 class DocumentUpdateApi(APIView):
     parser_classes = [RawBodyParser]
 

@@ -43,7 +43,7 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return Response(error_body("payload_too_large", str(exc)), status=413)
     if isinstance(exc, SuspiciousOperation):
         return Response(error_body("bad_request", str(exc)), status=400)
-    if isinstance(exc, OperationalError | InterfaceError) or _is_connection_loss(exc):
+    if database_unreachable(exc):
         logger.warning("database unavailable during request", exc_info=exc)
         response = Response(
             error_body("database_unavailable", "The database is unavailable; retry shortly."), status=503
@@ -55,8 +55,11 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     return None
 
 
-def _is_connection_loss(exc: Exception) -> bool:
-    return isinstance(exc, DatabaseError) and "terminating connection" in str(exc)
+def database_unreachable(exc: BaseException | None) -> bool:
+    """Whether ``exc`` says the database is out of reach (refused, lost, terminated), not that a query is wrong."""
+    return isinstance(exc, OperationalError | InterfaceError) or (
+        isinstance(exc, DatabaseError) and "terminating connection" in str(exc)
+    )
 
 
 def _drf_response(exc: drf.APIException) -> Response:

@@ -1,8 +1,16 @@
-"""Error pages: JSON in the API's error shape under ``/v1/`` and ``/internal/``, HTML elsewhere."""
+"""Error pages: JSON in the API's error shape under ``/v1/`` and ``/internal/``, HTML elsewhere.
+
+A request that fails because the database cannot be reached (connection refused, lost, or no pooled
+connection in time) is not a bug of ours: it answers 503 with ``Retry-After`` rather than 500. Django calls
+``server_error`` inside the ``except`` that caught the failure, wherever it was raised (view, middleware,
+session save), so the exception is the one ``sys.exc_info`` holds.
+"""
+
+import sys
 
 from django.shortcuts import render
 
-from config.http.errors import json_error_response
+from config.http.errors import database_unreachable, json_error_response
 
 API_PREFIXES = ("/v1/", "/internal/")
 
@@ -17,7 +25,23 @@ def not_found(request, exception=None):
     return render(request, "404.html", status=404)
 
 
+RETRY_AFTER_SECONDS = 5  # a page refreshes itself after this; the API's own 503 (config/http/errors.py) says 1
+
+
 def server_error(request):
+    if database_unreachable(sys.exc_info()[1]):
+        return database_unavailable(request)
     if _is_api(request):
         return json_error_response("internal_error", "Something went wrong on our side; it has been logged.", 500)
     return render(request, "500.html", status=500)
+
+
+def database_unavailable(request):
+    if _is_api(request):
+        response = json_error_response(
+            "database_unavailable", "Quire is briefly unavailable: its database cannot be reached. Try again.", 503
+        )
+    else:
+        response = render(request, "503.html", {"retry_after": RETRY_AFTER_SECONDS}, status=503)
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response

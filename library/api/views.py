@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.http.bodies import raw_body
+from config.http.body_limits import body_limit
 from config.http.openapi import ERROR_RESPONSES, error
 from config.http.parsers import RawBodyParser
 from config.http.preconditions import IfMatchInvalid, if_match_number
@@ -96,6 +97,7 @@ def _upload(request, project_id: uuid.UUID, document_id: uuid.UUID | None, expec
     return VersionUpload(project_id, document_id, expected, data, params.get("filename", ""), params.get("title"))
 
 
+@body_limit(max_pdf_bytes)
 class LibraryListCreateApi(APIView):
     parser_classes = [RawBodyParser]
 
@@ -137,6 +139,7 @@ class LibraryDocumentApi(APIView):
         return document_response(view)
 
 
+@body_limit(max_pdf_bytes)
 class LibraryPdfApi(APIView):
     parser_classes = [RawBodyParser]
 

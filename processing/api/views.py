@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from access import facade as access
 from config.http.bodies import raw_body
+from config.http.body_limits import body_limit
 from config.http.openapi import ERROR_RESPONSES, error
 from config.http.parsers import RawBodyParser
 from processing import capabilities, selectors
@@ -115,6 +116,7 @@ PPTX_MEDIA_TYPES = (
 )
 
 
+@body_limit(lambda: limits().input_bytes)
 class PptxImportCreateApi(APIView):
     parser_classes = [RawBodyParser]
 

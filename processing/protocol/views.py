@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 import quire_wire
 from config.http.bodies import raw_body
+from config.http.body_limits import body_limit
 from config.http.openapi import error
 from config.http.parsers import RawBodyParser, loads_strict
 from processing.configuration import limits
@@ -363,6 +364,7 @@ UPLOAD_DECLARATION_PARAMETERS = [
 ]  # fmt: skip
 
 
+@body_limit(lambda: limits().artifact_bytes)
 class TransferApi(WorkerApi):
     @extend_schema(
         parameters=[SECRET_PARAMETER],

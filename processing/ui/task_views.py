@@ -23,6 +23,7 @@ from django_htmx.http import HttpResponseStopPolling, trigger_client_event
 from django_htmx.middleware import HtmxDetails
 
 from config.errors import NotFound, QuireError
+from config.http.body_limits import body_limit
 from config.http.ui import back_to, not_found_is_404
 from processing.configuration import limits
 from processing.operations.builds import build_operation_for
@@ -244,6 +245,7 @@ def export_pptx_submit(request: HtmxHttpRequest, project_id: uuid.UUID) -> HttpR
     return _answer(request, notice, key_id="export-pptx-key", fallback=_project_url(project_id))
 
 
+@body_limit(lambda: limits().input_bytes, form=True)
 @login_required
 @require_POST
 def import_pptx_submit(request: HtmxHttpRequest) -> HttpResponse:

@@ -5,7 +5,7 @@ database is the truth, shared by every process); in-process counters cover
 what only a process sees, such as a reaper step that failed.
 """
 
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.db.models import Count, Sum
 from prometheus_client import REGISTRY, Counter
 from prometheus_client.core import GaugeMetricFamily
@@ -112,10 +112,11 @@ def _outbox_figures():
 
 class ProcessingCollector:
     def collect(self):
-        yield from _queue_figures()
-        yield from _job_figures()
-        yield from _attempt_figures()
-        yield from _outbox_figures()
+        try:
+            figures = [*_queue_figures(), *_job_figures(), *_attempt_figures(), *_outbox_figures()]
+        except DatabaseError:
+            return []  # the database is out of reach: quire_database_up says so, and the other figures still show
+        return figures
 
 
 _registered = False

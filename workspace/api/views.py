@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 
 from access import facade as access
 from config.http.bodies import raw_body
+from config.http.body_limits import body_limit
 from config.http.openapi import ERROR_RESPONSES, error
 from config.http.parsers import BoundedJSONParser, RawBodyParser
 from config.http.preconditions import if_match_number
@@ -111,6 +112,7 @@ IF_MATCH_PARAMETER = OpenApiParameter(
 )
 
 
+@body_limit(lambda: max(limits.max_asset_bytes(), limits.max_text_bytes()))
 class FileDetailApi(APIView):
     parser_classes = [RawBodyParser]
 
