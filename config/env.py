@@ -47,7 +47,8 @@ env = environ.Env(
     OFFICE_INDEX_ENTRIES=(int, 4096),
     OFFICE_BACKGROUND_ENABLED=(bool, True),
     OFFICE_WARM_ON_START=(bool, True),
-    OFFICE_SANDBOX=(bool, True),
+    OFFICE_ALLOW_UNSANDBOXED=(bool, False),
+    OFFICE_SANDBOX_UIDS_START=(int, 1_000_002_000),
     OFFICE_SOFFICE=(str, "soffice"),
     OFFICE_UNO_PYTHON=(str, "/usr/bin/python3"),
     # PDF library (seed 002): accepted PDFs and their full-text search

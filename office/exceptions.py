@@ -75,3 +75,9 @@ class ConverterUnavailable(OfficeError):
 
     code = "office_converter_unavailable"
     status_code = 503
+
+
+class ConverterNotSandboxed(ConverterUnavailable):
+    """Office previews are off: this server cannot sandbox its document converter."""
+
+    code = "office_sandbox_unavailable"

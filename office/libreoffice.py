@@ -13,16 +13,17 @@ import logging
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
 from office.engine import FORMATS, Conversion
-from office.exceptions import ConversionFailed, ConversionTimedOut, PdfTooLarge
+from office.exceptions import ConversionFailed, ConversionTimedOut, ConverterNotSandboxed, PdfTooLarge
+from office.sandbox import SandboxLimits, sandbox_unavailable_reason
 from office.settle import in_thread
-from office.slots import Slot, SlotCommand, SlotCrashed, sandbox_works
+from office.slots import Slot, SlotCommand, SlotCrashed
 
 logger = logging.getLogger(__name__)
 MiB = 1024 * 1024
@@ -37,7 +38,9 @@ class EngineConfig:
     max_pdf_bytes: int = 64 * MiB
     soffice: str = "soffice"
     uno_python: str = "/usr/bin/python3"
-    sandbox: bool = True  # bubblewrap without network, when the machine permits it
+    allow_unsandboxed: bool = False  # the operator's explicit opt-out of office/sandbox.py
+    sandbox_uids_start: int = 1_000_002_000  # slot i runs as this + i
+    sandbox_limits: SandboxLimits = field(default_factory=SandboxLimits)
 
 
 class LibreOfficeEngine:
@@ -53,6 +56,7 @@ class LibreOfficeEngine:
         self._background: set[asyncio.Task] = set()
         self._lifetimes = 0
         self._command: SlotCommand | None = None
+        self._refusal: ConverterNotSandboxed | None = None  # no sandbox here, and no opt-out
         self._closed = False
 
     def warm(self) -> None:
@@ -170,11 +174,29 @@ class LibreOfficeEngine:
         return slot
 
     async def _command_resolve(self) -> SlotCommand:
-        sandbox = self.config.sandbox and await in_thread(sandbox_works)
-        if self.config.sandbox and not sandbox:
-            logger.warning("office converters run without a sandbox (bubblewrap is missing or not permitted)")
+        """The slots' command; without a sandbox only where the operator allowed it (said once, at start)."""
         config = self.config
-        self._command = SlotCommand(config.uno_python, config.soffice, sandbox, config.start_timeout)
+        if self._refusal is not None:
+            raise self._refusal
+        reason = await in_thread(sandbox_unavailable_reason)
+        if reason is not None and not config.allow_unsandboxed:
+            self._refusal = ConverterNotSandboxed(details={"reason": reason})
+            logger.error(
+                "office previews are refused: the converter cannot be sandboxed (%s); OFFICE_ALLOW_UNSANDBOXED=true "
+                "runs it with the server's rights instead",
+                reason,
+            )
+            raise self._refusal
+        if reason is not None:
+            logger.warning("office converters run WITHOUT a sandbox, as OFFICE_ALLOW_UNSANDBOXED says (%s)", reason)
+        self._command = SlotCommand(
+            config.uno_python,
+            config.soffice,
+            sandbox=reason is None,
+            start_timeout=config.start_timeout,
+            uids_start=config.sandbox_uids_start,
+            limits=config.sandbox_limits,
+        )
         return self._command
 
     def _spawn(self, coroutine) -> None:

@@ -117,7 +117,8 @@ def _runtime_from_settings() -> runtime.HostRuntime:
         max_pdf_bytes=settings.OFFICE_MAX_PDF_BYTES,
         soffice=settings.OFFICE_SOFFICE,
         uno_python=settings.OFFICE_UNO_PYTHON,
-        sandbox=settings.OFFICE_SANDBOX,
+        allow_unsandboxed=settings.OFFICE_ALLOW_UNSANDBOXED,
+        sandbox_uids_start=settings.OFFICE_SANDBOX_UIDS_START,
     )
     return runtime.HostRuntime(
         engine_factory=lambda: LibreOfficeEngine(engine),

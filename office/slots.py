@@ -11,17 +11,18 @@ import logging
 import os
 import shutil
 import signal
-import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from office.exceptions import ConverterUnavailable
+from office.sandbox import BRIDGE_INSIDE, SandboxLimits, directory_hand_over, sandbox_prefix
 
 logger = logging.getLogger(__name__)
 
 BRIDGE = Path(__file__).with_name("uno_bridge.py")
 
-# Seeded into every new profile: no macros, no link updates, no update checks, no referer-less fetches.
+# Seeded into every new profile: no macros, no link updates, no update checks, no referer-less fetches. (No
+# recalculation setting: LibreOffice recalculates on load regardless, so the bridge drops formulas instead.)
 PROFILE_SETTINGS = """<?xml version="1.0" encoding="UTF-8"?>
 <oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema">
 <item oor:path="/org.openoffice.Office.Common/Security/Scripting"><prop oor:name="MacroSecurityLevel" oor:op="fuse"><value>3</value></prop></item>
@@ -40,12 +41,15 @@ class SlotCrashed(Exception):
 
 @dataclass(frozen=True)
 class SlotCommand:
-    """How to launch a bridge; ``sandbox`` runs it without network and with a private /tmp."""
+    """How to launch a bridge: in the converter's sandbox (office/sandbox.py) as ``uids_start`` + the slot's
+    index, or, only where the operator allowed it, without one."""
 
     uno_python: str
     soffice: str
     sandbox: bool
     start_timeout: float
+    uids_start: int = 1_000_002_000
+    limits: SandboxLimits = field(default_factory=SandboxLimits)
 
 
 class Slot:
@@ -61,11 +65,17 @@ class Slot:
     async def launch(cls, *, index: int, directory: Path, name: str, command: SlotCommand) -> "Slot":
         """Start a bridge and wait until its office accepts work; raises ConverterUnavailable."""
         profile = _profile_prepare(directory / "profile")
+        if command.sandbox:
+            uid = command.uids_start + index
+            directory_hand_over(directory, uid)
+            prefix, bridge = sandbox_prefix(directory, uid=uid, limits=command.limits, bridge=BRIDGE), BRIDGE_INSIDE
+        else:
+            prefix, bridge = [], str(BRIDGE)
         argv = [
-            *(_sandbox(directory) if command.sandbox else []),
+            *prefix,
             command.uno_python,
             "-I",
-            str(BRIDGE),
+            bridge,
             "--soffice",
             command.soffice,
             "--profile",
@@ -119,38 +129,6 @@ class Slot:
         await self.process.wait()
         # Outside the sandbox a killed office leaves its UNO pipe socket in /tmp (LibreOffice's fixed place).
         Path(f"/tmp/OSL_PIPE_{os.getuid()}_{self.name}").unlink(missing_ok=True)  # noqa: S108
-
-
-def _sandbox(directory: Path) -> list[str]:
-    """bubblewrap: no network at all (nothing linked can be fetched) and a private /tmp, so the
-    office's pipes and temporary files vanish with it. The rest of the host's filesystem stays
-    visible as it is to the server; the bridge's own directory is bound again in case the
-    checkout itself lives under /tmp."""
-    return [
-        "bwrap",
-        "--dev-bind",
-        "/",
-        "/",
-        "--tmpfs",
-        "/tmp",  # noqa: S108
-        "--ro-bind",
-        str(BRIDGE.parent),
-        str(BRIDGE.parent),
-        "--bind",
-        str(directory),
-        str(directory),
-        "--unshare-net",
-        "--",
-    ]
-
-
-def sandbox_works() -> bool:
-    """Can bubblewrap make a network-less sandbox here (it needs user namespaces or root)?"""
-    probe = ["bwrap", "--dev-bind", "/", "/", "--unshare-net", "--", "true"]
-    try:
-        return subprocess.run(probe, capture_output=True, timeout=10, check=False).returncode == 0  # noqa: S603
-    except (OSError, subprocess.TimeoutExpired):
-        return False
 
 
 def _profile_prepare(profile: Path) -> Path:

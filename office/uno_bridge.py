@@ -11,15 +11,22 @@ process outlives its host.
 
 Documents are opened hidden, read-only, with macros never executed and links
 never updated; the profile the host seeds also disables macros and link updates.
+A spreadsheet's formulas are dropped before it is opened, so each cell shows the
+value it was saved with: LibreOffice recalculates on load whatever its settings
+say (always for files it does not believe Excel wrote, and volatile functions
+such as ``INFO("osversion")`` in every file), and a recalculation can print what
+the sandbox sees (its kernel, its paths) into the preview.
 """
 
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+import zipfile
 
 import uno
 from com.sun.star.beans import PropertyValue
@@ -27,6 +34,16 @@ from com.sun.star.connection import NoConnectException
 
 NEVER_EXECUTE = 0  # com.sun.star.document.MacroExecMode.NEVER_EXECUTE
 NO_UPDATE = 0  # com.sun.star.document.UpdateDocMode.NO_UPDATE
+
+# Per spreadsheet format: the members that hold formulas, and the formula markup to drop (an OOXML cell's
+# <f> element, an ODF cell's table:formula attribute); the cached value beside it stays.
+OOXML_FORMULA = re.compile(rb"<(\w+:)?f(?:\s[^>]*)?(?:/>|>.*?</(\w+:)?f>)", re.S)
+ODF_FORMULA = re.compile(rb'\stable:formula="[^"]*"')
+FORMULAS = {
+    ".xlsx": (re.compile(r"^xl/worksheets/[^/]+\.xml$"), OOXML_FORMULA),
+    ".ods": (re.compile(r"^content\.xml$"), ODF_FORMULA),
+}
+MEMBER_LIMIT_BYTES = 512 * 1024 * 1024  # a member declaring more is refused, not read
 
 
 def properties(**values) -> tuple:
@@ -70,7 +87,26 @@ def office_connect(office: subprocess.Popen, pipe: str, timeout: float):
             time.sleep(0.05)  # polling the office's pipe; nothing to wait on instead
 
 
+def formulas_drop(path: str) -> None:
+    """Rewrite the spreadsheet at ``path`` without its formulas (every other member as it was)."""
+    extension = os.path.splitext(path)[1].lower()
+    if extension not in FORMULAS:
+        return
+    members, formula = FORMULAS[extension]
+    rewritten = path + ".values"
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(rewritten, "w", zipfile.ZIP_DEFLATED) as target:
+        for item in source.infolist():
+            if item.file_size > MEMBER_LIMIT_BYTES:
+                raise ValueError(f"{item.filename} is larger than a spreadsheet member may be")
+            data = source.read(item)
+            if members.match(item.filename):
+                data = formula.sub(b"", data)
+            target.writestr(item, data)
+    os.replace(rewritten, path)
+
+
 def document_convert(desktop, request: dict) -> None:
+    formulas_drop(request["source"])
     load = properties(
         Hidden=True,
         ReadOnly=True,

@@ -26,7 +26,8 @@ sys.path.insert(0, str(ROOT))
 from office.host import HostLimits, Priority, SourceRef  # noqa: E402
 from office.libreoffice import EngineConfig, LibreOfficeEngine  # noqa: E402
 from office.runtime import HostRuntime  # noqa: E402
-from office.slots import Slot, SlotCommand, sandbox_works  # noqa: E402
+from office.sandbox import sandbox_unavailable_reason  # noqa: E402
+from office.slots import Slot, SlotCommand  # noqa: E402
 from tests.office.documents import docx_with, pptx_with  # noqa: E402
 
 N = int(os.environ.get("BENCH_N", "20"))
@@ -189,7 +190,7 @@ async def _behind_abandoned(runtime: HostRuntime, large: bytes, rep: int, trial:
 def _slot_start_ms(work: Path) -> float:
     async def once() -> float:
         directory = Path(tempfile.mkdtemp(dir=work))
-        command = SlotCommand("/usr/bin/python3", "soffice", sandbox_works(), 60.0)
+        command = SlotCommand("/usr/bin/python3", "soffice", sandbox_unavailable_reason() is None, 60.0)
         started = time.perf_counter()
         slot = await Slot.launch(index=0, directory=directory, name=f"bench-{directory.name}", command=command)
         elapsed = (time.perf_counter() - started) * 1000
