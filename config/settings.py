@@ -64,7 +64,7 @@ AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
 
 MIDDLEWARE = [
-    "config.http.middleware.HeaderLimitsMiddleware",
+    "config.http.middleware.RequestLimitsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "config.http.middleware.StaticFilesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -7,6 +7,8 @@ Standard checks: no 5xx, responses conform to the schema, status codes and
 content types are documented.
 """
 
+import json
+
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
@@ -116,3 +118,85 @@ def test_the_public_api_holds_its_contract_under_generated_input(case):
     from config.wsgi import application
 
     case.call_and_validate(checks=CHECKS, app=application)
+
+
+# Text a client may send that PostgreSQL's text cannot hold, or that spoofs, or that is merely long.
+HOSTILE_TEXT = {
+    "nul": "a\x00b",
+    "lone surrogate": "\ud800",
+    "bidi override": "evil\u202etxt.tex",
+    "10 kB": "x" * 10240,
+}
+METHODS = ("get", "post", "put", "patch", "delete")
+
+
+def _resolved(schema_part: dict, document: dict) -> dict:
+    while "$ref" in schema_part:
+        schema_part = document["components"]["schemas"][schema_part["$ref"].rsplit("/", 1)[1]]
+    return schema_part
+
+
+def _plain_value(prop: dict, document: dict):
+    prop = _resolved(prop, document)
+    if "enum" in prop:
+        return prop["enum"][0]
+    return {"string": "ok", "integer": 1, "boolean": True, "number": 1}.get(prop.get("type"))
+
+
+def _string_inputs(document: dict):
+    """(method, path template, where, name, the JSON body's other required fields) for every string path and
+    query parameter and every string property of a JSON request body in the OpenAPI document."""
+    for template, item in document["paths"].items():
+        for method in METHODS:
+            operation = item.get(method)
+            if operation is None:
+                continue
+            for parameter in [*item.get("parameters", []), *operation.get("parameters", [])]:
+                if parameter["in"] in ("path", "query") and parameter.get("schema", {}).get("type") == "string":
+                    yield method, template, parameter["in"], parameter["name"], {}
+            content = operation.get("requestBody", {}).get("content", {}).get("application/json")
+            if content is None:
+                continue
+            body = _resolved(content["schema"], document)
+            required = {name: _plain_value(body["properties"][name], document) for name in body.get("required", [])}
+            for name, prop in body.get("properties", {}).items():
+                if _resolved(prop, document).get("type") == "string" and not prop.get("readOnly"):
+                    yield method, template, "json", name, required
+
+
+def _url(template: str, overrides: dict[str, str]) -> str:
+    from urllib.parse import quote
+
+    def filled(match):
+        name = match.group(1)
+        value = overrides.get(name, CURRENT["real"].get(name, "x"))
+        return quote(value.encode("utf-8", "surrogatepass"), safe="")
+
+    import re
+
+    return re.sub(r"\{(\w+)\}", filled, template)
+
+
+def test_every_string_input_of_the_api_takes_hostile_text_without_a_server_error():
+    from urllib.parse import quote
+
+    from django.test import Client
+
+    document = _public_schema()
+    client = Client(raise_request_exception=False, headers={"Authorization": f"Bearer {CURRENT['token']}"})
+    failures, tried = [], 0
+    for method, template, where, name, required in _string_inputs(document):
+        for label, text in HOSTILE_TEXT.items():
+            encoded = quote(text.encode("utf-8", "surrogatepass"), safe="")
+            if where == "path":
+                response = getattr(client, method)(_url(template, {name: text}))
+            elif where == "query":
+                response = getattr(client, method)(f"{_url(template, {})}?{name}={encoded}")
+            else:
+                body = json.dumps({**required, name: text})  # ensure_ascii writes "\u0000", "\ud800"
+                response = getattr(client, method)(_url(template, {}), body, content_type="application/json")
+            tried += 1
+            if response.status_code >= 500:
+                failures.append((method.upper(), template, where, name, label, response.status_code))
+    assert tried > 100  # every string input of the document, four texts each
+    assert failures == []

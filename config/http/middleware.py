@@ -7,9 +7,11 @@ async-capable so API requests pay for one hop (to the view) only.
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.conf import settings
+from django.http import JsonResponse
 from whitenoise.middleware import WhiteNoiseMiddleware
 
-from config.http.errors import json_error_response
+from config.http.errors import error_body, json_error_response
+from config.text_rules import TextNotStorable
 
 MAX_HEADER_BYTES = 16 * 1024
 MAX_SINGLE_HEADER_BYTES = 8 * 1024
@@ -20,12 +22,20 @@ def _headers_too_large(request) -> bool:
     return sum(sizes) > MAX_HEADER_BYTES or any(size > MAX_SINGLE_HEADER_BYTES for size in sizes)
 
 
-def _refusal():
-    return json_error_response("headers_too_large", "The request headers are larger than this server accepts.", 431)
+def _refusal(request):
+    """The answer to a request refused for its shape, or None."""
+    if _headers_too_large(request):
+        return json_error_response("headers_too_large", "The request headers are larger than this server accepts.", 431)
+    if "\x00" in request.path or "%00" in request.META.get("QUERY_STRING", ""):
+        refusal = TextNotStorable(details={"where": "url"})
+        return JsonResponse(error_body(refusal.code, refusal.message, refusal.details), status=refusal.status_code)
+    return None
 
 
-class HeaderLimitsMiddleware:
-    """Refuse requests whose headers are oversized with 431, before authentication reads them."""
+class RequestLimitsMiddleware:
+    """Refuse, before authentication reads anything, requests whose headers are oversized (431) and those
+    whose path or query holds a NUL, which PostgreSQL's text cannot (400 ``invalid_text``,
+    config/text_rules.py)."""
 
     sync_capable = True
     async_capable = True
@@ -38,10 +48,10 @@ class HeaderLimitsMiddleware:
     def __call__(self, request):
         if iscoroutinefunction(self):
             return self._acall(request)
-        return _refusal() if _headers_too_large(request) else self.get_response(request)
+        return _refusal(request) or self.get_response(request)
 
     async def _acall(self, request):
-        return _refusal() if _headers_too_large(request) else await self.get_response(request)
+        return _refusal(request) or await self.get_response(request)
 
 
 class StaticFilesMiddleware:

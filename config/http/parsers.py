@@ -1,9 +1,12 @@
 """Request parsers that cannot be turned into a 500 by their input."""
 
 import json
+import re
 
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
+
+from config.text_rules import TextNotStorable, text_storable
 
 MAX_JSON_DEPTH = 32
 MAX_JSON_BYTES = 1024 * 1024
@@ -50,19 +53,37 @@ def _reject_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
     return result
 
 
+# The escapes that can put a NUL or a lone surrogate into a decoded string (raw ones are not valid JSON or UTF-8).
+_SUSPECT_ESCAPE = re.compile(rb"\\u(0000|[dD][89a-fA-F])")
+
+
+def _strings_storable(value) -> bool:
+    if isinstance(value, str):
+        return text_storable(value)
+    if isinstance(value, dict):
+        return all(_strings_storable(key) and _strings_storable(item) for key, item in value.items())
+    if isinstance(value, list):
+        return all(_strings_storable(item) for item in value)
+    return True
+
+
 def loads_strict(raw: bytes) -> object:
-    """Parse JSON with a depth limit, no NaN/Infinity and no duplicate keys; raise ParseError."""
+    """Parse JSON with a depth limit, no NaN/Infinity and no duplicate keys; raise ParseError. A string
+    holding NUL or a lone surrogate is refused too (TextNotStorable, config/text_rules.py)."""
     if len(raw) > MAX_JSON_BYTES:
         raise ParseError("The JSON body is too large.")
     if json_depth_exceeds(raw, MAX_JSON_DEPTH):
         raise ParseError(f"JSON nests deeper than {MAX_JSON_DEPTH} levels.")
     try:
         text = raw.decode("utf-8")
-        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_reject_duplicate_keys)
+        parsed = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_reject_duplicate_keys)
     except UnicodeDecodeError as exc:
         raise ParseError("The JSON body is not UTF-8.") from exc
     except ValueError as exc:  # JSONDecodeError is a ValueError
         raise ParseError(f"Malformed JSON: {exc}") from exc
+    if _SUSPECT_ESCAPE.search(raw) and not _strings_storable(parsed):
+        raise TextNotStorable(details={"where": "json"})
+    return parsed
 
 
 class BoundedJSONParser(BaseParser):

@@ -39,7 +39,10 @@ class NewVersion:
 
 
 def title_clean(title: str | None) -> str | None:
-    cleaned = " ".join((title or "").split())[:MAX_TITLE_LENGTH]
+    """A title on one line, without characters that do not print (NUL, bidi overrides, zero-width ones):
+    metadata, so they are dropped rather than refused (config/text_rules.py)."""
+    printable = "".join(char if char.isprintable() else " " * char.isspace() for char in title or "")
+    cleaned = " ".join(printable.split())[:MAX_TITLE_LENGTH]
     return cleaned or None
 
 

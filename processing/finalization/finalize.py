@@ -15,6 +15,7 @@ from datetime import timedelta
 
 from django.db import InterfaceError, OperationalError, connection, transaction
 
+from processing.attempt_log import attempt_log
 from processing.clock import db_now
 from processing.configuration import limits
 from processing.delivered import Delivered, delivered_read
@@ -54,12 +55,7 @@ def job_finalize(*, job_id: uuid.UUID, token: uuid.UUID, delivered: Delivered | 
     if job.state != JobState.FINALIZING or job.finalization_token != token:
         return job.state
     finalizer = finalizer_for(job.operation)
-    log = {
-        "job": str(job.pk),
-        "attempt": attempt.number,
-        "operation": job.operation,
-        "claim": str(attempt.claim_id),
-    }
+    log = attempt_log(attempt)
     try:
         publication: Publication = finalizer(job, staged)
     except FinalizationRejected as rejection:
@@ -85,7 +81,7 @@ def job_finalize(*, job_id: uuid.UUID, token: uuid.UUID, delivered: Delivered | 
                 logger.warning("finalization rejected output", extra={**log, "code": rejection.code})
                 return _fail(job_id, token, rejection.failure_class, rejection.code, rejection.message)
         return ProcessingJob.objects.values_list("state", flat=True).get(pk=job_id)
-    logger.info("job finalized", extra={**log, "processor_contract": attempt.processor_contract})
+    logger.info("job finalized", extra=log)
     return JobState.SUCCEEDED
 
 

@@ -26,6 +26,7 @@ and locks, which are plain SQL files in ``sql/``.
 """
 
 import json
+import logging
 import uuid
 from collections import Counter
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from django.db.models.functions import Cast, Coalesce, Now
 
 from config.prepared import PreparedQuery, prepared_cursor
 from processing.advisory import advisory_key
+from processing.attempt_log import claim_log
 from processing.configuration import limits
 from processing.models import (
     AttemptState,
@@ -51,6 +53,8 @@ from processing.models import (
 )
 from processing.operations import operation_get
 from processing.transfers import IssuedTicket, ticket_secret_new
+
+logger = logging.getLogger(__name__)
 
 CANDIDATE_ROUNDS = 8
 
@@ -136,16 +140,23 @@ def claims_acquire(*, session_id: uuid.UUID, offers: dict[str, int], count: int 
     if count <= 0:
         return []
     with transaction.atomic():
-        seen: list[uuid.UUID] = []
-        if count == 1:
-            head = _candidates(session_id, list(offers), 1, seen, limit, locking=True)
-            if not head:
-                return []
-            if claims := _written(session_id, head, limit, admitting=True):
-                return claims
-            seen.append(head[0].id)  # over a limit after all: on to the next candidates
-        chosen = _choose(session_id, offers, count, limit, seen=seen)
-        return _written(session_id, chosen, limit, admitting=False) if chosen else []
+        claims = _claimed(session_id, offers, count, limit)
+    for claim in claims:
+        logger.info("job claimed", extra=claim_log(claim, session_id))
+    return claims
+
+
+def _claimed(session_id: uuid.UUID, offers: dict[str, int], count: int, limit) -> list[Claim]:
+    seen: list[uuid.UUID] = []
+    if count == 1:
+        head = _candidates(session_id, list(offers), 1, seen, limit, locking=True)
+        if not head:
+            return []
+        if claims := _written(session_id, head, limit, admitting=True):
+            return claims
+        seen.append(head[0].id)  # over a limit after all: on to the next candidates
+    chosen = _choose(session_id, offers, count, limit, seen=seen)
+    return _written(session_id, chosen, limit, admitting=False) if chosen else []
 
 
 def claim_acquire(*, session_id: uuid.UUID, offers: dict[str, int]) -> Claim | None:

@@ -7,6 +7,7 @@ and no longer cancellable.
 """
 
 import json
+import logging
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
@@ -15,6 +16,7 @@ from typing import NamedTuple, NoReturn
 from django.db import transaction
 
 from config.prepared import prepared_cursor
+from processing.attempt_log import attempt_log
 from processing.configuration import limits
 from processing.delivered import Delivered, delivered_columns, delivered_from_rows
 from processing.exceptions import ClaimLost, JobCancelled, OffersInvalid, OutputRejected
@@ -22,6 +24,8 @@ from processing.models import AttemptState, FailureClass, JobState, Phase
 from processing.operations import REGISTRY
 from processing.queue.leases import attempt_current, attempt_end, attempt_failed
 from processing.transitions import job_transition
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -153,6 +157,7 @@ def attempt_release(*, claim_id: uuid.UUID) -> str:
     """Give the job back untouched (the agent is draining): it is queued again and no attempt is used up."""
     with transaction.atomic():
         attempt, now = attempt_current(claim_id, lock_job=True)
+        logger.info("attempt released", extra=attempt_log(attempt))
         attempt_end(attempt, AttemptState.RELEASED, now)
         job = attempt.job
         if job.cancellation_requested:

@@ -7,6 +7,7 @@ that heartbeats past its wall time plus one lease of grace is failed
 ``resource_limit`` (``wall_time_exceeded``) instead of renewed.
 """
 
+import logging
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -14,11 +15,14 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.db.models import Subquery
 
+from processing.attempt_log import attempt_log
 from processing.clock import TRANSACTION_NOW
 from processing.configuration import limits
 from processing.exceptions import ClaimLost
 from processing.models import AttemptState, FailureClass, JobState, Phase, ProcessingAttempt, ProcessingJob
 from processing.queue.retry_policy import job_after_attempt
+
+logger = logging.getLogger(__name__)
 
 # attempt_current's rule for hand-written statements that join the claim's attempt AS attempt and its job
 # AS job, judged by database time in the statement itself.
@@ -112,6 +116,7 @@ def attempt_failed(attempt: ProcessingAttempt, now, *, failure_class: str, code:
     """Inside the caller's transaction (job locked): end the attempt with its failure (cancelled, if a
     cancellation was requested meanwhile) and apply the retry policy to its job."""
     ended = AttemptState.CANCELLED if attempt.job.cancellation_requested else AttemptState.FAILED
+    logger.info("attempt failed", extra={**attempt_log(attempt), "failure_class": failure_class, "code": code})
     attempt_end(
         attempt, ended, now, failure_class=failure_class, failure_code=code[:64], failure_message=message[:2000]
     )

@@ -25,6 +25,7 @@ from django_htmx.middleware import HtmxDetails
 from config.errors import NotFound, QuireError
 from config.http.body_limits import body_limit
 from config.http.ui import back_to, not_found_is_404
+from config.text_rules import unstorable_dropped
 from processing.configuration import limits
 from processing.operations.builds import build_operation_for
 from processing.queue.cancellation import job_cancel
@@ -258,7 +259,7 @@ def import_pptx_submit(request: HtmxHttpRequest) -> HttpResponse:
             request,
             operation_name=controls.IMPORT_PPTX,
             options={"input_profile": profile} if profile else None,
-            upload=Upload(data=upload.read(limits().input_bytes + 1), filename=upload.name[:255]),
+            upload=Upload(data=upload.read(limits().input_bytes + 1), filename=unstorable_dropped(upload.name)[:255]),
         )
     return _answer(request, notice, key_id="import-key", fallback=reverse("workspace:project-new"), follow_job=True)
 

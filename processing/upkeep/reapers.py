@@ -14,6 +14,7 @@ from datetime import timedelta
 from django.db import connection, transaction
 
 from collaboration import facade as collaboration
+from processing.attempt_log import attempt_log
 from processing.blobs import NOT_REFERENCED_BY_PROCESSING
 from processing.clock import db_now
 from processing.configuration import limits
@@ -108,8 +109,7 @@ def leases_expire() -> int:
             if not lost:
                 skipped.append(job.pk)
             if lost and job.state == JobState.RUNNING:
-                context = {"job": str(job.pk), "attempt": attempt.number, "claim": str(attempt.claim_id)}
-                logger.warning("lease lost", extra={**context, "operation": job.operation})
+                logger.warning("lease lost", extra=attempt_log(attempt))
                 job_after_attempt(
                     job,
                     failure_class=FailureClass.WORKER_INTERRUPTED,
