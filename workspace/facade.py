@@ -3,7 +3,7 @@
 import uuid
 from dataclasses import dataclass
 
-from workspace import documents, limits, provisioning, selectors, services, snapshots
+from workspace import collector, documents, limits, provisioning, selectors, services, snapshots
 from workspace.exceptions import (
     FileNotFound,
     FileTooLarge,
@@ -35,6 +35,7 @@ __all__ = [
     "ProjectSummary",
     "VersionMismatch",
     "WorkspaceError",
+    "content_collect",
     "document_describe",
     "document_keeper_register",
     "document_path_of",
@@ -204,6 +205,11 @@ def snapshot_freeze(*, project_id: uuid.UUID) -> FrozenSnapshot:
 
 def snapshot_contents(*, snapshot: FrozenSnapshot):
     return snapshots.snapshot_contents(snapshot)
+
+
+def content_collect() -> dict[str, int]:
+    """Reap expired snapshot pins, then delete the content no file and no live pin names (workspace/collector.py)."""
+    return collector.content_collect()
 
 
 def pin_release(*, pin_id: uuid.UUID) -> None:

@@ -89,6 +89,22 @@ class TextContent(models.Model):
         return self.sha256
 
 
+class OrphanedContent(models.Model):
+    """Content the collector found named by no file and no live pin, and when it first did: it is deleted only
+    once it has stayed so for the collector's grace (workspace/collector.py), so a reader that looked up a file a
+    moment before its content was replaced still finds the old bytes."""
+
+    sha256 = models.CharField(max_length=64)
+    kind = models.CharField(max_length=16, choices=FileKind.choices)
+    orphaned_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["sha256", "kind"], name="orphan_once_per_kind")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.sha256} since {self.orphaned_at:%Y-%m-%d %H:%M}"
+
+
 class SnapshotPin(models.Model):
     """Names the content digests of a frozen snapshot, which any collector must keep until released.
 

@@ -107,9 +107,14 @@ def _require_no_folder_clash(project: Project, path: str, *, ignoring: int | Non
 
 
 def text_content_store(prepared: PreparedContent) -> None:
+    """Store the text, or refresh an existing row's ``created_at`` under a row lock held to the caller's commit:
+    the collector (workspace/collector.py) keeps fresh rows and its DELETE waits for the lock."""
     if prepared.kind == FileKind.TEXT:
         TextContent.objects.bulk_create(
-            [TextContent(sha256=prepared.sha256, content=prepared.text)], ignore_conflicts=True
+            [TextContent(sha256=prepared.sha256, content=prepared.text)],
+            update_conflicts=True,
+            unique_fields=["sha256"],
+            update_fields=["created_at"],
         )
 
 

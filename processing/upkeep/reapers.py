@@ -35,6 +35,7 @@ from processing.models import (
 )
 from processing.queue.retry_policy import job_after_attempt
 from processing.transitions import job_transition
+from workspace import facade as workspace
 
 logger = logging.getLogger(__name__)
 
@@ -256,10 +257,11 @@ def sweep() -> SweepReport:
         except Exception:
             logger.exception("reaper step failed", extra={"step": name})
             cleanup_failures.labels(step=name).inc()
-    try:
-        for name, count in live_documents_upkeep().items():
-            report.add(f"documents_{name}", count)
-    except Exception:
-        logger.exception("reaper step failed", extra={"step": "live_documents"})
-        cleanup_failures.labels(step="live_documents").inc()
+    for prefix, upkeep in (("documents", live_documents_upkeep), ("workspace", workspace.content_collect)):
+        try:
+            for name, count in upkeep().items():
+                report.add(f"{prefix}_{name}", count)
+        except Exception:
+            logger.exception("reaper step failed", extra={"step": prefix})
+            cleanup_failures.labels(step=prefix).inc()
     return report
