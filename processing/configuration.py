@@ -13,6 +13,7 @@ from pathlib import Path
 from django.conf import settings
 
 from config.env import BASE_DIR, VAR_DIR
+from processing.partitions import Partition, partitions_parse
 
 MiB = 1024 * 1024
 
@@ -52,6 +53,10 @@ class WorkerIdentity:
 class Deployment:
     limits: Limits = field(default_factory=Limits)
     workers: tuple[WorkerIdentity, ...] = ()
+    partitions: tuple[Partition, ...] = field(default_factory=lambda: partitions_parse(None, Limits()))
+
+    def partition_of(self, operation: str) -> Partition:
+        return next(partition for partition in self.partitions if partition.holds(operation))
 
     def identity_for_token_digest(self, digest: str) -> WorkerIdentity | None:
         for identity in self.workers:
@@ -106,7 +111,8 @@ def _deployment_cached(path: str, mtime: int) -> Deployment:
         )
         for item in raw.get("workers", [])
     )
-    return Deployment(limits=Limits(**raw.get("limits", {})), workers=workers)
+    limits = Limits(**raw.get("limits", {}))
+    return Deployment(limits=limits, workers=workers, partitions=partitions_parse(raw.get("partitions"), limits))
 
 
 def distribution() -> Distribution:

@@ -78,11 +78,12 @@ def _queue_listener_closed_at_the_end(django_db_setup):
 
 @pytest.fixture
 def configure_deployment(settings, tmp_path):
-    """``configure_deployment(operations=[...], limits={...})``: write a deployment TOML and use it."""
+    """``configure_deployment(operations=[...], limits={...}, partitions={...})``: write a deployment TOML and
+    use it."""
 
-    def write(operations=tuple(DEFAULT_TEST_OPERATIONS), limits=None, name="deployment.toml"):
+    def write(operations=tuple(DEFAULT_TEST_OPERATIONS), limits=None, name="deployment.toml", partitions=None):
         path = tmp_path / name
-        path.write_text(deployment_toml(operations=list(operations), limits=limits))
+        path.write_text(deployment_toml(operations=list(operations), limits=limits, partitions=partitions))
         settings.QUIRE_DEPLOYMENT_FILE = str(path)
         return path
 

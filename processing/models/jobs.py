@@ -1,8 +1,8 @@
 import uuid
 
 from django.db import models
-from django.db.models import Count, Q
-from django.db.models.functions import Now
+from django.db.models import Case, Count, Exists, F, OuterRef, Q, Subquery, Sum, Value, When
+from django.db.models.functions import Cast, Coalesce, Concat, Greatest, Now
 
 import quire_wire
 from processing.models.blobs import ProcessingBlob
@@ -74,25 +74,86 @@ class JobQuerySet(models.QuerySet):
             .order_by("created_at")
         )
 
-    def within_running_limits(self, *, per_requester: int, per_project: int):
-        """Jobs whose requester and project both run fewer jobs than their limits, as this statement sees it.
+    def in_partition(self, partition):
+        """Jobs of the partition's operations (processing/partitions.py)."""
+        return self.filter(_in_partition(partition))
+
+    def within_running_limits(self, partitions):
+        """Jobs whose requester and project run fewer jobs of the job's partition than its limits, as this
+        statement sees it (``partitions``: those of the jobs in question, processing/partitions.py).
 
         The claim makes this exact under concurrency: it locks the candidates' requesters and projects and
         counts again (processing/queue/claims.py).
         """
-        running = ProcessingJob.objects.filter(state=JobState.RUNNING)
-        saturated_requesters = (
-            running.values("requester_id").annotate(running=Count("id")).filter(running__gte=per_requester)
+        within = None
+        for partition in partitions:
+            running = ProcessingJob.objects.filter(state=JobState.RUNNING).in_partition(partition)
+            saturated_requesters = (
+                running.values("requester_id")
+                .annotate(running=Count("id"))
+                .filter(running__gte=partition.running_jobs_per_requester)
+            )
+            saturated_projects = (
+                running.filter(project_id__isnull=False)
+                .values("project_id")
+                .annotate(running=Count("id"))
+                .filter(running__gte=partition.running_jobs_per_project)
+            )
+            branch = (
+                _in_partition(partition)
+                & ~Q(requester_id__in=saturated_requesters.values("requester_id"))
+                & (Q(project_id__isnull=True) | ~Q(project_id__in=saturated_projects.values("project_id")))
+            )
+            within = branch if within is None else within | branch
+        return self.none() if within is None else self.filter(within)
+
+    def within_fair_share(self, operations):
+        """Jobs whose requester does not hold its share of their operation's slots while another requester's
+        job of that operation waits: the share is half the slots registered for the operation by live
+        processors (at least one), so a requester with many long jobs cannot keep everybody else waiting.
+
+        One hashed lookup per statement, keyed by requester and operation as text: the claim walks the queue
+        from its head and tests each row against it (a correlated subquery would be run for every row the
+        walk passes, a hog's whole queue included).
+        """
+        from processing.models.workers import SessionState, WorkerProcessor
+
+        capacity = (
+            WorkerProcessor.objects.filter(
+                operation=OuterRef("operation"),
+                healthy=True,
+                session__state=SessionState.ACTIVE,
+                session__expires_at__gt=Now(),
+            )
+            .values("operation")
+            .annotate(total=Sum("slots"))
+            .values("total")
         )
-        saturated_projects = (
-            running.filter(project_id__isnull=False)
-            .values("project_id")
-            .annotate(running=Count("id"))
-            .filter(running__gte=per_project)
+        others_waiting = ProcessingJob.objects.filter(state=JobState.QUEUED, operation=OuterRef("operation")).exclude(
+            requester_id=OuterRef("requester_id")
         )
-        return self.exclude(requester_id__in=saturated_requesters.values("requester_id")).filter(
-            Q(project_id__isnull=True) | ~Q(project_id__in=saturated_projects.values("project_id"))
+        holding_their_share = (
+            ProcessingJob.objects.filter(state=JobState.RUNNING, operation__in=operations)
+            .values("requester_id", "operation")
+            .annotate(running=Count("id"), share=Greatest(Value(1), Coalesce(Subquery(capacity), 0) / 2))
+            # Another requester's waiting job is looked for only where the share is held (a CASE, in HAVING):
+            # the look walks the operation's queue past the holder's own jobs.
+            .annotate(holds=Case(When(running__gte=F("share"), then=Exists(others_waiting)), default=Value(False)))
+            .filter(holds=True)
+            .annotate(key=_requester_operation_key())
+            .values("key")
         )
+        return self.alias(fair_share_key=_requester_operation_key()).exclude(fair_share_key__in=holding_their_share)
+
+
+def _in_partition(partition) -> Q:
+    if partition.is_default:
+        return ~Q(operation__in=partition.others) if partition.others else Q()
+    return Q(operation__in=partition.operations)
+
+
+def _requester_operation_key():
+    return Concat(Cast("requester_id", models.CharField()), Value(":"), "operation", output_field=models.CharField())
 
 
 class ProcessingJob(models.Model):

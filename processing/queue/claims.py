@@ -40,7 +40,7 @@ from django.db.models.functions import Cast, Coalesce, Now
 from config.prepared import PreparedQuery, prepared_cursor
 from processing.advisory import advisory_key
 from processing.attempt_log import claim_log
-from processing.configuration import limits
+from processing.configuration import deployment, limits
 from processing.models import (
     AttemptState,
     JobState,
@@ -104,28 +104,46 @@ _CANDIDATE_FIELDS = (
 
 
 class _Tally:
-    """What the recount saw running, plus the claims this acquire has made so far."""
+    """What the recount saw running (requesters' and projects' jobs by partition, the session's attempts by
+    operation), plus the claims this acquire has made so far."""
 
-    def __init__(self, counts, *, per_requester: int, per_project: int, offers: dict[str, int]):
-        self.running = Counter({(kind, key): n for kind, key, n in counts})
-        self.per_requester, self.per_project, self.offers = per_requester, per_project, offers
+    def __init__(self, counts, *, offers: dict[str, int]):
+        self.running = Counter()
+        for kind, key, operation, n in counts:
+            self.running[kind, key, _partition_of(operation).name if kind != "operation" else ""] += n
+        self.offers = offers
         self.claimed = Counter()
 
     def admits(self, candidate: _Candidate) -> bool:
-        operation = candidate.operation
+        operation, partition = candidate.operation, _partition_of(candidate.operation)
+        project = str(candidate.project_id)
         return (
-            self.running["requester", str(candidate.requester_id)] < self.per_requester
-            and (candidate.project_id is None or self.running["project", str(candidate.project_id)] < self.per_project)
+            self.running["requester", str(candidate.requester_id), partition.name]
+            < partition.running_jobs_per_requester
+            and (
+                candidate.project_id is None
+                or self.running["project", project, partition.name] < partition.running_jobs_per_project
+            )
             and self.claimed[operation] < self.offers[operation]
-            and self.running["operation", operation] < candidate.slots
+            and self.running["operation", operation, ""] < candidate.slots
         )
 
     def take(self, candidate: _Candidate) -> None:
-        self.running["requester", str(candidate.requester_id)] += 1
+        partition = _partition_of(candidate.operation).name
+        self.running["requester", str(candidate.requester_id), partition] += 1
         if candidate.project_id is not None:
-            self.running["project", str(candidate.project_id)] += 1
-        self.running["operation", candidate.operation] += 1
+            self.running["project", str(candidate.project_id), partition] += 1
+        self.running["operation", candidate.operation, ""] += 1
         self.claimed[candidate.operation] += 1
+
+
+def _partition_of(operation: str):
+    return deployment().partition_of(operation)
+
+
+def _partitions_of(operations) -> tuple:
+    """The partitions the operations belong to, in the deployment's order: the claim's statements' constants."""
+    return tuple(partition for partition in deployment().partitions if any(map(partition.holds, operations)))
 
 
 def claims_acquire(*, session_id: uuid.UUID, offers: dict[str, int], count: int = 1) -> list[Claim]:
@@ -196,20 +214,18 @@ def _candidates(session_id, operations, wanted: int, seen: list, limit, *, locki
     """Up to ``wanted`` claimable jobs of the operations this session's live processors offer, locked, FIFO;
     when ``locking``, with the advisory locks of the session and of their requesters and projects too."""
     rows = _CANDIDATES.rows(
-        literals=(wanted,),
+        literals=(wanted, _partitions_of(operations)),
         before=_PLANNED_BY_INDEX if locking else "",  # locking: the transaction's first statement
         around=_LOCKING_CANDIDATES if locking else "",
         after=[advisory_key(SESSION_LOCK, session_id)] if locking else [],
         session_id=session_id,
         operations=list(operations),
         seen=list(seen),
-        per_requester=limit.running_jobs_per_requester,
-        per_project=limit.running_jobs_per_project,
     )
     return [_Candidate(*row[:7], json.loads(row[7]), *row[8:]) for row in rows]
 
 
-def _candidates_query(wanted, *, session_id, operations, seen, per_requester, per_project):
+def _candidates_query(wanted, partitions, *, session_id, operations, seen):
     # The session's live processor of the job's operation, looked up for the rows the index walk keeps (a
     # subplan, not a join the planner could reorder ahead of the walk).
     processor = WorkerProcessor.objects.filter(
@@ -221,7 +237,8 @@ def _candidates_query(wanted, *, session_id, operations, seen, per_requester, pe
     )
     return (
         ProcessingJob.objects.claimable(operations)
-        .within_running_limits(per_requester=per_requester, per_project=per_project)
+        .within_running_limits(partitions)
+        .within_fair_share(operations)
         .exclude(id__in=seen)
         .annotate(
             slots=Subquery(processor.values("slots")),
@@ -281,12 +298,7 @@ def _recount(session_id, candidates: list[_Candidate], offers, limit) -> _Tally:
         projects=sorted({candidate.project_id for candidate in candidates if candidate.project_id}),
         operations=sorted(offers),
     )
-    return _Tally(
-        counts,
-        per_requester=limit.running_jobs_per_requester,
-        per_project=limit.running_jobs_per_project,
-        offers=offers,
-    )
+    return _Tally(counts, offers=offers)
 
 
 def _recount_query(*, session_id, requesters, projects, operations):
@@ -305,12 +317,13 @@ def _holding_slots(session_id):
 
 
 def _counted(rows, field: str):
-    """(field, the value as text, how many rows have it), grouped by ``<field>_id`` or ``field``."""
+    """(field, the value as text, the operation, how many rows have both), grouped by ``<field>_id`` or
+    ``field`` and by operation (whose partition the tally looks up)."""
     column = field if field == "operation" else f"{field}_id"
     return (
-        rows.values(column)
+        rows.values(column, "operation")
         .annotate(kind=Value(field, output_field=CharField()), key=Cast(column, CharField()), n=Count("*"))
-        .values_list("kind", "key", "n")
+        .values_list("kind", "key", "operation", "n")
     )
 
 
@@ -326,11 +339,11 @@ def _written(session_id, chosen: list[_Candidate], limit, *, admitting: bool) ->
         [candidate] = chosen
         admitted, admitted_params = _ADMITTED.named(
             "admitted",
+            literals=(_partitions_of([candidate.operation]),),
             job_id=candidate.id,
+            operation=candidate.operation,
             session_id=session_id,
             slots=candidate.slots,
-            per_requester=limit.running_jobs_per_requester,
-            per_project=limit.running_jobs_per_project,
         )
         sql, params = _WRITE.replace("{admitted}", admitted), {**writes.params, **admitted_params}
     else:
@@ -340,9 +353,10 @@ def _written(session_id, chosen: list[_Candidate], limit, *, admitting: bool) ->
     return writes.claims(attempt_ids) if attempt_ids else []
 
 
-def _admitted_query(*, job_id, session_id, slots, per_requester, per_project):
-    """The job, if its requester and project are within their running limits and the session has a free slot
-    for its operation (the session's unexpired running attempts of it fewer than ``slots``)."""
+def _admitted_query(partitions, *, job_id, operation, session_id, slots):
+    """The job, if its requester and project are within their running limits, its requester within its fair
+    share, and the session has a free slot for its operation (its unexpired running attempts of it fewer than
+    ``slots``)."""
     session_running = (
         _holding_slots(session_id)
         .filter(operation=OuterRef("operation"))
@@ -352,7 +366,8 @@ def _admitted_query(*, job_id, session_id, slots, per_requester, per_project):
     )
     return (
         ProcessingJob.objects.filter(id=job_id)
-        .within_running_limits(per_requester=per_requester, per_project=per_project)
+        .within_running_limits(partitions)
+        .within_fair_share([operation])
         .annotate(session_running=Coalesce(Subquery(session_running), 0))
         .filter(session_running__lt=slots)
         .values("id")

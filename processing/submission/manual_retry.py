@@ -66,7 +66,9 @@ def job_retry_by_operator(*, job_id) -> Retried:
             access.permission_require(
                 user_id=failed.requester_id, project_id=failed.project_id, permission=operation.permission
             )
-        admission_check(requester_id=failed.requester_id, project_id=failed.project_id, limits=limit)
+        admission_check(
+            requester_id=failed.requester_id, project_id=failed.project_id, limits=limit, operation=failed.operation
+        )
         retry = _linked_copy(failed, limit.max_attempts, timedelta(seconds=limit.preparation_seconds))
         ProcessingBlob.objects.filter(pk=failed.input_blob_id).update(touched_at=timezone.now())
         job_queue_or_reuse(

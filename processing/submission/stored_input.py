@@ -51,7 +51,7 @@ def stored_input_job_queue(
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("a stored-input job is queued inside its caller's transaction")
     limit = limits()
-    admission_check(requester_id=requester_id, project_id=project_id, limits=limit)
+    admission_check(requester_id=requester_id, project_id=project_id, limits=limit, operation=operation)
     now = timezone.now()
     job = ProcessingJob.objects.create(
         id=job_id, operation=operation, requester_id=requester_id, project_id=project_id,

@@ -86,7 +86,9 @@ def _reserve(operation: Operation, scope: Scope, fields: dict, limit: Limits) ->
             reservation = reservation_insert(scope, hours=limit.idempotency_hours)
             if reservation is None:
                 raise IntegrityError("the key is held by another request")
-            admission_check(requester_id=scope.actor_id, project_id=fields.get("project_id"), limits=limit)
+            admission_check(
+                requester_id=scope.actor_id, project_id=fields.get("project_id"), limits=limit, operation=operation.name
+            )
             now = timezone.now()
             job = ProcessingJob.objects.create(
                 operation=operation.name,

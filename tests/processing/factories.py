@@ -1,4 +1,5 @@
 import hashlib
+import json
 import uuid
 from datetime import timedelta
 
@@ -11,9 +12,14 @@ WORKER_TOKEN = "worker-token-for-tests"
 WORKER_TOKEN_SHA256 = hashlib.sha256(WORKER_TOKEN.encode()).hexdigest()
 
 
-def deployment_toml(*, operations: list[str], limits: dict | None = None, identity: str = "pool") -> str:
+def deployment_toml(
+    *, operations: list[str], limits: dict | None = None, identity: str = "pool", partitions: dict | None = None
+) -> str:
     lines = ["[limits]"]
     lines += [f"{key} = {value}" for key, value in (limits or {}).items()]
+    for name, table in (partitions or {}).items():
+        lines += ["", f"[partitions.{name}]"]
+        lines += [f"{key} = {json.dumps(value)}" for key, value in table.items()]
     ops = ", ".join(f'"{op}"' for op in operations)
     lines += [
         "",

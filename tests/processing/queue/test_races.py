@@ -193,8 +193,9 @@ def test_a_single_claim_whose_head_went_over_its_limit_while_waiting_takes_the_n
         submit_build(busy, ProjectFactory(owner=owner, starter=True), key=f"b{n}").json()["id"] for n in range(3)
     ]
     patient_job = submit_build(api_client_for(patient), ProjectFactory(owner=patient, starter=True), key="p").json()
+    # Eight slots registered: a requester's fair share (4) is above its running limit (2), which is under test.
     assert (
-        str(claim_acquire(session_id=WorkerSessionFactory(processors={LATEX: 1}).pk, offers={LATEX: 1}).job_id)
+        str(claim_acquire(session_id=WorkerSessionFactory(processors={LATEX: 6}).pk, offers={LATEX: 1}).job_id)
         == busy_jobs[0]
     )
     holding, release, waiter = threading.Event(), threading.Event(), {}
