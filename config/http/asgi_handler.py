@@ -24,7 +24,10 @@ the chain is built synchronously (``load_middleware(is_async=False)``) and cross
 Django's handler also crosses into that thread to send ``request_started``, and again after the response is
 sent to close it (``request_finished``, which hands the database connection back). Here one crossing does all
 three for a response whose body is already in memory: its close cannot affect the bytes sent, so it runs
-before they are sent. A streamed response is still closed after sending.
+before they are sent. A streamed response is still closed after sending, and so is one marked by
+``close_after_sending``, whose closers do work the client need not wait for (the worker protocol's replay
+store, processing/protocol/replay.py). A client that leaves before the answer does not stop the thread; the
+response it makes is closed all the same, so its closers (and the replay lock they release) always run.
 """
 
 import asyncio
@@ -38,6 +41,19 @@ from django.core.handlers.asgi import ASGIHandler, get_script_prefix
 from django.http import FileResponse
 from django.urls import set_script_prefix, set_urlconf
 from django.utils.log import log_response
+
+_CLOSE_AFTER_SENDING = "_quire_close_after_sending"
+
+
+def close_after_sending(response):
+    """Mark ``response`` to be closed (its resource closers run, ``request_finished`` sent) after its bytes are
+    sent rather than before, as Django's own handlers always do; returns it."""
+    setattr(response, _CLOSE_AFTER_SENDING, True)
+    return response
+
+
+def _closed_after_sending(response) -> bool:
+    return response.streaming or getattr(response, _CLOSE_AFTER_SENDING, False)
 
 
 class _RequestProcessed(Exception):
@@ -62,7 +78,7 @@ class SyncChainASGIHandler(ASGIHandler):
                 log_response("%s: %s", response.reason_phrase, request.path, response=response, request=request)
             if isinstance(response, FileResponse):
                 response.block_size = self.chunk_size  # the ASGI server does its own chunking
-        if not response.streaming:
+        if not _closed_after_sending(response):
             response.close()
         return response
 
@@ -75,11 +91,13 @@ class SyncChainASGIHandler(ASGIHandler):
         set_script_prefix(get_script_prefix(scope))
         with closing(body_file):
             response = None
+            # Shielded: a client that leaves stops the wait, not the thread, whose response must still be closed.
+            serving = asyncio.ensure_future(self._serve_in_thread(scope, body_file))
             try:
                 try:
                     async with asyncio.TaskGroup() as tasks:
                         tasks.create_task(self.listen_for_disconnect(receive))
-                        response = await self._serve_in_thread(scope, body_file)
+                        response = await asyncio.shield(serving)
                         await self.send_response(response, send)
                         raise _RequestProcessed
                 except* (_RequestProcessed, RequestAborted):
@@ -88,7 +106,7 @@ class SyncChainASGIHandler(ASGIHandler):
                 if len(group.exceptions) == 1:
                     raise group.exceptions[0]  # noqa: B904  as Django's handler does
                 raise
-            if response is None:  # the client left before the answer; as Django does, the request is finished
-                await signals.request_finished.asend(sender=self.__class__)
-            elif response.streaming:
+            if response is None:  # the client left before the answer
+                response = await serving
+            if _closed_after_sending(response):
                 await sync_to_async(response.close)()

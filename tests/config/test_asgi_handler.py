@@ -151,6 +151,56 @@ def test_a_client_that_leaves_before_the_answer_still_finishes_the_request(db):
     assert [name for name, _ in events] == ["started", "finished"]
 
 
+def test_a_response_marked_to_close_after_sending_is_finished_after_its_body(db):
+    from django.http import HttpResponse
+
+    from config.http.asgi_handler import close_after_sending
+
+    closed = []
+
+    def answer(request):
+        response = HttpResponse(b"answer")
+        response._resource_closers.append(lambda: closed.append("closer"))
+        return close_after_sending(response)
+
+    handler = SyncChainASGIHandler()
+    handler._middleware_chain = answer
+
+    events = _finish_order(handler)
+
+    assert [name for name, _ in events] == ["started", "http.response.start", "http.response.body", "finished"]
+    assert events[0][1] is events[-1][1]  # closed on the thread whose database connection the request used
+    assert closed == ["closer"]
+
+
+def test_a_client_that_leaves_before_a_marked_answer_still_has_it_closed(db):
+    import time
+
+    from django.http import HttpResponse
+
+    from config.http.asgi_handler import close_after_sending
+
+    closed = []
+
+    def slow_answer(request):
+        time.sleep(0.3)  # the client is gone by now
+        response = HttpResponse(b"answer")
+        response._resource_closers.append(lambda: closed.append("closer"))  # a replay lock's release, say
+        return close_after_sending(response)
+
+    handler = SyncChainASGIHandler()
+    handler._middleware_chain = slow_answer
+    messages = iter([{"type": "http.request", "body": b"", "more_body": False}, {"type": "http.disconnect"}])
+
+    async def receive():
+        return next(messages)
+
+    events = _finish_order(handler, receive)
+
+    assert [name for name, _ in events] == ["started", "finished"]  # nothing sent to the departed client
+    assert closed == ["closer"]
+
+
 def _exchange(handler, method: str, path: str, *, body: bytes = b"", headers=()) -> tuple[int, list, bytes]:
     """One request through ``handler``: its status, its headers and its body (cookies' values and CSRF tokens
     dropped: they are random)."""

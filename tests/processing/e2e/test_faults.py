@@ -13,6 +13,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from processing.advisory import advisory_key
 from processing.models import AttemptState, JobState, ProcessingAttempt, ProcessingJob, TerminalCommit
 from processing.submission.submit import job_submit
 from processing.upkeep.reapers import sweep
@@ -204,14 +205,13 @@ def test_terminated_database_connections_mid_request_give_503_and_a_retry_succee
     _, session, _ = worker.register({ECHO: 1})
     offers = {"offers": [{"operation": ECHO, "permits": 1}], "wait_seconds": 3}
     answers = []
-    held_before = _advisory_locks_held()  # the channel layer's, for one
     poll = threading.Thread(
         target=lambda: answers.append(
             worker.post(f"sessions/{session['session_id']}/acquire", offers, request_id="mid-request-1")
         )
     )
     poll.start()
-    wait_until(lambda: _advisory_locks_held() > held_before, what="the long poll to hold its connection")
+    wait_until(lambda: _replay_lock_held("pool:mid-request-1"), what="the long poll to hold its connection")
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
@@ -228,15 +228,17 @@ def test_terminated_database_connections_mid_request_give_503_and_a_retry_succee
     assert status == 200 and body == {"claim": None, "claims": []}
 
 
-def _advisory_locks_held() -> int:
-    """Advisory locks other sessions hold in this test database: the long poll holds its request's while it
-    waits (other databases on the same server, and the server's channel layer, hold some of their own)."""
+def _replay_lock_held(request: str) -> bool:
+    """Whether another session holds the replay lock of worker request ``request`` ("identity:request_id"):
+    the long poll holds its request's while it waits."""
+    key = advisory_key("worker-request", request) & 0xFFFFFFFFFFFFFFFF  # as pg_locks shows it: two oids
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid() "
-            "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid() AND objsubid = 1 "
+            "AND classid = %s::bigint::oid AND objid = %s::bigint::oid",
+            [key >> 32, key & 0xFFFFFFFF],
         )
-        return cursor.fetchone()[0]
+        return cursor.fetchone()[0] > 0
 
 
 def test_a_reaper_killed_mid_sweep_leaves_every_row_done_or_untouched(owner, protocol_server, configure_deployment):

@@ -1,9 +1,10 @@
-"""Replay's lock is held only while a request runs, however the request ends (real database, second connection)."""
+"""Replay's lock is held only while a request runs and its answer is sent, however the request ends (real
+database, second connection)."""
 
 import json
+import logging
 
 import pytest
-from django.db import DataError
 
 from processing.advisory import advisory_key
 from processing.exceptions import RequestIdReused
@@ -26,7 +27,10 @@ def lock_is_free() -> bool:
 
 
 def run(handler, route="sessions", payload=PAYLOAD):
-    return replay_run(identity="pool", route=route, raw_payload=payload, handler=handler)
+    """One request whose answer is sent: the ASGI handler closes a replayed response after sending it."""
+    response = replay_run(identity="pool", route=route, raw_payload=payload, handler=handler)
+    response.close()
+    return response
 
 
 @pytest.mark.django_db(transaction=True)
@@ -72,9 +76,26 @@ def test_a_crashing_handler_stores_nothing_and_frees_the_lock():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_response_that_cannot_be_stored_still_frees_the_lock():
+def test_a_response_that_cannot_be_stored_still_frees_the_lock_and_is_logged(caplog):
+    caplog.set_level(logging.ERROR, logger="processing.protocol.replay")
     # The route column holds 64 characters: this store fails inside the function, before its unlock.
-    with pytest.raises(DataError):
-        run(lambda: (200, {"answer": 1}), route="r" * 65)
+    response = run(lambda: (200, {"answer": 1}), route="r" * 65)
+
+    assert response.status_code == 200  # the answer was already sent when its store failed
     assert lock_is_free()
     assert not WorkerRequest.objects.filter(request_id=REQUEST_ID).exists()
+    assert "storing the response of worker request replay-lock-1 of pool failed" in caplog.text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_answer_is_stored_and_the_lock_freed_when_it_has_been_sent_not_before():
+    response = replay_run(identity="pool", route="sessions", raw_payload=PAYLOAD, handler=lambda: (201, {"a": 1}))
+
+    # Between the answer and its close (while the ASGI handler sends it) a duplicate still meets the lock.
+    assert not lock_is_free()
+    assert not WorkerRequest.objects.filter(request_id=REQUEST_ID).exists()
+
+    response.close()
+
+    assert lock_is_free()
+    assert bytes(WorkerRequest.objects.get(request_id=REQUEST_ID).response_body) == response.content
