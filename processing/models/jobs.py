@@ -129,8 +129,10 @@ class JobQuerySet(models.QuerySet):
             .annotate(total=Sum("slots"))
             .values("total")
         )
-        others_waiting = ProcessingJob.objects.filter(state=JobState.QUEUED, operation=OuterRef("operation")).exclude(
-            requester_id=OuterRef("requester_id")
+        # Below or above the holder's id: two probes of job_queued_by_requester, never a walk past its own queue.
+        queued = ProcessingJob.objects.filter(state=JobState.QUEUED, operation=OuterRef("operation"))
+        others_waiting = Exists(queued.filter(requester_id__lt=OuterRef("requester_id"))) | Exists(
+            queued.filter(requester_id__gt=OuterRef("requester_id"))
         )
         holding_their_share = (
             ProcessingJob.objects.filter(state=JobState.RUNNING, operation__in=operations)
@@ -138,7 +140,7 @@ class JobQuerySet(models.QuerySet):
             .annotate(running=Count("id"), share=Greatest(Value(1), Coalesce(Subquery(capacity), 0) / 2))
             # Another requester's waiting job is looked for only where the share is held (a CASE, in HAVING):
             # the look walks the operation's queue past the holder's own jobs.
-            .annotate(holds=Case(When(running__gte=F("share"), then=Exists(others_waiting)), default=Value(False)))
+            .annotate(holds=Case(When(running__gte=F("share"), then=others_waiting), default=Value(False)))
             .filter(holds=True)
             .annotate(key=_requester_operation_key())
             .values("key")
@@ -230,6 +232,9 @@ class ProcessingJob(models.Model):
         indexes = [
             models.Index(fields=["created_at"], condition=Q(state="queued"), name="job_queue"),
             models.Index(fields=["requester_id"], condition=Q(state="running"), name="job_running_by_requester"),
+            models.Index(
+                fields=["operation", "requester_id"], condition=Q(state="queued"), name="job_queued_by_requester"
+            ),
             models.Index(fields=["project_id"], condition=Q(state="running"), name="job_running_by_project"),
             models.Index(fields=["requester_id", "-created_at", "-id"], name="job_by_requester"),
             models.Index(fields=["project_id", "-created_at"], name="job_by_project"),
