@@ -138,8 +138,7 @@ class JobQuerySet(models.QuerySet):
             ProcessingJob.objects.filter(state=JobState.RUNNING, operation__in=operations)
             .values("requester_id", "operation")
             .annotate(running=Count("id"), share=Greatest(Value(1), Coalesce(Subquery(capacity), 0) / 2))
-            # Another requester's waiting job is looked for only where the share is held (a CASE, in HAVING):
-            # the look walks the operation's queue past the holder's own jobs.
+            # Another requester's waiting job is looked for only where the share is held (a CASE, in HAVING).
             .annotate(holds=Case(When(running__gte=F("share"), then=others_waiting), default=Value(False)))
             .filter(holds=True)
             .annotate(key=_requester_operation_key())

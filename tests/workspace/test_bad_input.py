@@ -238,6 +238,28 @@ def test_malformed_yjs_updates_are_refused_and_not_stored(owner_client, project,
     assert state() == before
 
 
+def test_a_yjs_update_inserting_a_nul_is_refused_and_not_stored(owner_client, project, state):
+    from pycrdt import Doc, Text
+
+    from collaboration.ydoc import ROOT
+
+    doc = Doc()
+    doc[ROOT] = text = Text()
+    text.insert(0, "a\x00b")  # PostgreSQL's text cannot hold it once projected
+    before = state()
+
+    response = owner_client.generic(
+        "POST",
+        f"/v1/projects/{project.pk}/documents/main.tex/updates",
+        doc.get_update(),
+        content_type="application/octet-stream",
+    )
+
+    _assert_refused(response, 400, "invalid_update")
+    assert "NUL" in response.json()["error"]["message"]
+    assert state() == before
+
+
 def test_yjs_update_with_wrong_content_type_is_415(owner_client, project, state):
     before = state()
     response = owner_client.generic(
