@@ -45,14 +45,22 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return Response(error_body("bad_request", str(exc)), status=400)
     if database_unreachable(exc):
         logger.warning("database unavailable during request", exc_info=exc)
-        response = Response(
-            error_body("database_unavailable", "The database is unavailable; retry shortly."), status=503
-        )
-        response["Retry-After"] = "1"
-        return response
+        return Response(DATABASE_UNAVAILABLE, status=503, headers={"Retry-After": DATABASE_RETRY_AFTER})
     if isinstance(exc, drf.APIException):
         return _drf_response(exc)
     return None
+
+
+# The API's and the worker protocol's answer when the database is out of reach, from a DRF view or from
+# anywhere else in the request (config/http/pages.py): clients and agents retry after a second.
+DATABASE_UNAVAILABLE = error_body("database_unavailable", "The database is unavailable; retry shortly.")
+DATABASE_RETRY_AFTER = "1"
+
+
+def database_unavailable_response() -> JsonResponse:
+    response = JsonResponse(DATABASE_UNAVAILABLE, status=503)
+    response["Retry-After"] = DATABASE_RETRY_AFTER
+    return response
 
 
 def database_unreachable(exc: BaseException | None) -> bool:

@@ -10,7 +10,7 @@ import sys
 
 from django.shortcuts import render
 
-from config.http.errors import database_unreachable, json_error_response
+from config.http.errors import database_unavailable_response, database_unreachable, json_error_response
 
 API_PREFIXES = ("/v1/", "/internal/")
 
@@ -38,10 +38,7 @@ def server_error(request):
 
 def database_unavailable(request):
     if _is_api(request):
-        response = json_error_response(
-            "database_unavailable", "Quire is briefly unavailable: its database cannot be reached. Try again.", 503
-        )
-    else:
-        response = render(request, "503.html", {"retry_after": RETRY_AFTER_SECONDS}, status=503)
+        return database_unavailable_response()
+    response = render(request, "503.html", {"retry_after": RETRY_AFTER_SECONDS}, status=503)
     response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
