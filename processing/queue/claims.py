@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import CharField, Count, OuterRef, Subquery, Value
 from django.db.models.functions import Cast, Coalesce, Now
 
@@ -157,8 +157,11 @@ def claims_acquire(*, session_id: uuid.UUID, offers: dict[str, int], count: int 
     count = min(count, sum(offers.values()))
     if count <= 0:
         return []
-    with transaction.atomic():
-        claims = _claimed(session_id, offers, count, limit)
+    if count == 1 and connection.get_autocommit() and not connection.in_atomic_block:
+        claims = _claimed_alone(session_id, offers, limit)
+    else:
+        with transaction.atomic():
+            claims = _claimed(session_id, offers, count, limit)
     for claim in claims:
         logger.info("job claimed", extra=claim_log(claim, session_id))
     return claims
@@ -175,6 +178,32 @@ def _claimed(session_id: uuid.UUID, offers: dict[str, int], count: int, limit) -
         seen.append(head[0].id)  # over a limit after all: on to the next candidates
     chosen = _choose(session_id, offers, count, limit, seen=seen)
     return _written(session_id, chosen, limit, admitting=False) if chosen else []
+
+
+def _claimed_alone(session_id: uuid.UUID, offers: dict[str, int], limit) -> list[Claim]:
+    """A single claim in a transaction of its own, the hot path of an agent refilling a slot: the transaction
+    is opened in the candidates' round trip and committed in the write's, two round trips in all (Django's
+    ``atomic`` would send BEGIN and COMMIT in round trips of their own). A head candidate over a limit after
+    all is left to a transaction of ``_claimed``'s, which passes over it."""
+    try:
+        head = _candidates(session_id, list(offers), 1, [], limit, locking=True, opening=True)
+        if not head:
+            _committed()
+            return []
+        claims = _written(session_id, head, limit, admitting=True, committing=True)
+    except BaseException:
+        connection.connection.rollback()  # psycopg's: rolls back the transaction the server has open
+        raise
+    if claims:
+        return claims
+    with transaction.atomic():
+        chosen = _choose(session_id, offers, 1, limit, seen=[head[0].id])
+        return _written(session_id, chosen, limit, admitting=False) if chosen else []
+
+
+def _committed() -> None:
+    with prepared_cursor() as cursor:
+        cursor.execute("COMMIT")
 
 
 def claim_acquire(*, session_id: uuid.UUID, offers: dict[str, int]) -> Claim | None:
@@ -210,12 +239,16 @@ def _choose(session_id: uuid.UUID, offers: dict[str, int], count: int, limit, *,
     return chosen
 
 
-def _candidates(session_id, operations, wanted: int, seen: list, limit, *, locking: bool) -> list[_Candidate]:
+def _candidates(
+    session_id, operations, wanted: int, seen: list, limit, *, locking: bool, opening: bool = False
+) -> list[_Candidate]:
     """Up to ``wanted`` claimable jobs of the operations this session's live processors offer, locked, FIFO;
-    when ``locking``, with the advisory locks of the session and of their requesters and projects too."""
+    when ``locking``, with the advisory locks of the session and of their requesters and projects too;
+    ``opening``, the transaction's BEGIN is sent with them."""
+    begin = ("BEGIN",) if opening else ()
     rows = _CANDIDATES.rows(
         literals=(wanted, _partitions_of(operations)),
-        before=_PLANNED_BY_INDEX if locking else "",  # locking: the transaction's first statement
+        before=(*begin, _PLANNED_BY_INDEX) if locking else begin,  # locking: the transaction's first statement
         around=_LOCKING_CANDIDATES if locking else "",
         after=[advisory_key(SESSION_LOCK, session_id)] if locking else [],
         session_id=session_id,
@@ -330,10 +363,11 @@ def _counted(rows, field: str):
 _RECOUNT = PreparedQuery(_recount_query)
 
 
-def _written(session_id, chosen: list[_Candidate], limit, *, admitting: bool) -> list[Claim]:
+def _written(session_id, chosen: list[_Candidate], limit, *, admitting: bool, committing: bool = False) -> list[Claim]:
     """Write the claims of ``chosen``. ``admitting`` (one candidate, its locks held, no recount yet): the
     statement itself first checks the candidate against the running limits and the session's slots, with the
-    same rules (``within_running_limits``, ``_admitted_query``), and writes nothing if it is over one."""
+    same rules (``within_running_limits``, ``_admitted_query``), and writes nothing if it is over one.
+    ``committing``: the transaction's COMMIT is sent with the write, in its round trip."""
     writes = _Writes.of(session_id, chosen, limit)
     if admitting:
         [candidate] = chosen
@@ -348,8 +382,15 @@ def _written(session_id, chosen: list[_Candidate], limit, *, admitting: bool) ->
         sql, params = _WRITE.replace("{admitted}", admitted), {**writes.params, **admitted_params}
     else:
         sql, params = _WRITE.replace("{admitted}", _ALL_CHOSEN), writes.params
-    with prepared_cursor() as cursor:
-        attempt_ids = dict(cursor.execute(sql, params).fetchall())
+    if committing:
+        with prepared_cursor() as cursor, prepared_cursor() as commit:
+            with connection.connection.pipeline():
+                cursor.execute(sql, params)
+                commit.execute("COMMIT")
+            attempt_ids = dict(cursor.fetchall())
+    else:
+        with prepared_cursor() as cursor:
+            attempt_ids = dict(cursor.execute(sql, params).fetchall())
     return writes.claims(attempt_ids) if attempt_ids else []
 
 
