@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "processing",
     "library",
     "office",
+    "operators",
     "axes",  # sign-in throttling; last, as its documentation asks
 ]
 

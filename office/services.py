@@ -6,7 +6,7 @@ import uuid
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import connections
+from django.db import connections, transaction
 
 from config.errors import QuireError
 from office import runtime, selectors
@@ -16,6 +16,7 @@ from office.host import HostLimits, Preview, Priority, SourceRead, SourceRef
 from office.libreoffice import EngineConfig, LibreOfficeEngine
 from office.models import OfficeSwitch
 from office.settle import in_thread
+from operators import facade as operators
 from workspace import facade as workspace
 
 logger = logging.getLogger(__name__)
@@ -56,9 +57,18 @@ def prewarm_submit(*, actor_id: int, project_id: uuid.UUID, path: str) -> bool:
     return True
 
 
-def background_set(*, enabled: bool) -> None:
-    """Turn background conversions on or off (this process at once, others at their next prewarm)."""
-    OfficeSwitch.objects.update_or_create(pk=OfficeSwitch.SINGLETON_PK, defaults={"background_enabled": enabled})
+def background_set(*, enabled: bool, actor=None) -> None:
+    """Turn background conversions on or off (this process at once, others at their next prewarm); an
+    operator's switch (``actor``) is recorded in the audit trail in the same transaction."""
+    with transaction.atomic():
+        OfficeSwitch.objects.update_or_create(pk=OfficeSwitch.SINGLETON_PK, defaults={"background_enabled": enabled})
+        if actor is not None:
+            operators.action_record(
+                actor=actor,
+                action=operators.ActionKind.OFFICE_PREVIEWS,
+                subject=f"background conversions {'on' if enabled else 'off'}",
+                count=1,
+            )
     current = runtime.host_runtime_current()
     if current is not None:
         current.background_set(enabled and settings.OFFICE_BACKGROUND_ENABLED)

@@ -8,12 +8,13 @@ facades, one query per page.
 """
 
 import uuid
-from collections import Counter
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.db.models import CharField, Count, OuterRef, Q, Subquery
 from django.db.models.functions import Cast, Coalesce
+from django.http import HttpResponseBadRequest, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.defaultfilters import filesizeformat
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -21,6 +22,7 @@ from django.utils.html import format_html
 
 from access import facade as access
 from config.errors import QuireError
+from operators import facade as operators
 from processing.models import (
     AttemptState,
     IdempotencyReservation,
@@ -34,8 +36,11 @@ from processing.models import (
     WorkerProcessor,
     WorkerSession,
 )
+from processing.models.jobs import TERMINAL_STATES
 from processing.queue.cancellation import job_cancel_by_operator
+from processing.queue.pauses import operation_pause, operation_resume
 from processing.submission.manual_retry import job_retry_by_operator
+from processing.upkeep.fleet import session_drain_by_operator
 from processing.upkeep.overview import processing_overview
 from workspace import facade as workspace
 
@@ -129,7 +134,8 @@ class ProcessingJobAdmin(ReadOnlyAdmin):
 
     def get_urls(self):
         overview = path("overview/", self.admin_site.admin_view(self.overview_view), name="processing_overview")
-        return [overview, *super().get_urls()]
+        act = path("overview/act/", self.admin_site.admin_view(self.overview_act), name="processing_overview_act")
+        return [overview, act, *super().get_urls()]
 
     def overview_view(self, request):
         if not self.has_view_permission(request):
@@ -139,8 +145,28 @@ class ProcessingJobAdmin(ReadOnlyAdmin):
             "title": "Processing overview",
             "opts": self.model._meta,
             "overview": processing_overview(),
+            "can_act": operators.can_act(request.user),
         }
         return TemplateResponse(request, "admin/processing/overview.html", context)
+
+    def overview_act(self, request):
+        """Pause or resume an operation, or drain a worker session: POST only, and only for an acting operator
+        (a read-only one is refused here, not only shown no button)."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not operators.can_act(request.user):
+            raise PermissionDenied
+        action, target = request.POST.get("action", ""), request.POST.get("target", "")
+        try:
+            message = _overview_actions[action](request.user, target)
+        except KeyError:
+            return HttpResponseBadRequest("unknown action")
+        except (QuireError, ValueError) as exc:
+            message, level = getattr(exc, "message", str(exc)), messages.ERROR
+        else:
+            level = messages.SUCCESS
+        self.message_user(request, message, level)
+        return HttpResponseRedirect(reverse("admin:processing_overview"))
 
     def get_changelist_instance(self, request):
         changelist = super().get_changelist_instance(request)
@@ -216,37 +242,78 @@ class ProcessingJobAdmin(ReadOnlyAdmin):
         return "\n".join(lines) or "—"
 
     def has_operate_permission(self, request):
-        return request.user.has_perm("processing.change_processingjob")
+        return operators.can_act(request.user)
 
     @admin.action(description="Cancel selected jobs (the API's rules)", permissions=["operate"])
     def cancel_jobs(self, request, queryset):
-        outcomes = Counter()
-        for job_id in queryset.values_list("pk", flat=True):
-            job = job_cancel_by_operator(job_id=job_id)
-            if job.state == JobState.CANCELLED:
-                outcomes["cancelled"] += 1
-            elif job.state == JobState.RUNNING and job.cancellation_requested:
-                outcomes["running, asked to stop"] += 1
-            else:
-                outcomes[f"left {job.state}"] += 1
-        summary = ", ".join(f"{count} {outcome}" for outcome, count in sorted(outcomes.items()))
-        self.message_user(request, f"Cancel: {summary}.", messages.SUCCESS)
+        job_ids = list(queryset.values_list("pk", flat=True))
+        tally = operators.ActionTally(actor=request.user, action=operators.ActionKind.CANCEL, subject=_jobs(job_ids))
+        with transaction.atomic():  # one page of jobs: one transaction, with its audit record
+            for job_id in job_ids:
+                tally.add(cancel_outcome(job_cancel_by_operator(job_id=job_id)))
+        tally.close()
+        self.message_user(request, f"Cancel: {_outcome_words(tally)}.", messages.SUCCESS)
 
     @admin.action(description="Retry selected failed jobs as new linked jobs", permissions=["operate"])
     def retry_jobs(self, request, queryset):
+        job_ids = list(queryset.values_list("pk", flat=True))
+        tally = operators.ActionTally(actor=request.user, action=operators.ActionKind.RETRY, subject=_jobs(job_ids))
         created, refused = [], []
-        for job_id in queryset.values_list("pk", flat=True):
+        for job_id in job_ids:
             try:
-                retried = job_retry_by_operator(job_id=job_id)
+                retried = job_retry_by_operator(job_id=job_id, recorded=tally.add)
             except QuireError as exc:
+                with transaction.atomic():
+                    tally.add(f"not retried ({exc.code})")
                 refused.append(f"{str(job_id)[:8]}: {exc.message}")
             else:
                 earlier = " (an earlier retry)" if retried.replayed else ""
                 created.append(f"{str(job_id)[:8]} → {str(retried.job_id)[:8]}{earlier}")
+        tally.close()
         if created:
             self.message_user(request, "Retried: " + "; ".join(created) + ".", messages.SUCCESS)
         if refused:
             self.message_user(request, "Not retried: " + "; ".join(refused), messages.WARNING)
+
+
+def _pause(actor, operation: str) -> str:
+    done = operation_pause(actor=actor, operation=operation)
+    return f"{operation} paused: no new claims; running jobs finish." if done else f"{operation} was paused already."
+
+
+def _resume(actor, operation: str) -> str:
+    done = operation_resume(actor=actor, operation=operation)
+    return f"{operation} resumed." if done else f"{operation} was not paused."
+
+
+def _drain(actor, session_id: str) -> str:
+    done = session_drain_by_operator(actor=actor, session_id=uuid.UUID(session_id))
+    return (
+        "Session draining: no new claims; it ends when its running jobs have finished."
+        if done
+        else ("That session was not active.")
+    )
+
+
+_overview_actions = {"pause": _pause, "resume": _resume, "drain": _drain}
+
+
+def cancel_outcome(job) -> str:
+    """What an operator's cancellation did to a job, in the words the audit trail and the messages use."""
+    if job.state == JobState.CANCELLED:
+        return "cancelled"
+    if job.state == JobState.RUNNING and job.cancellation_requested:
+        return "running, asked to stop"
+    return f"already {job.state}" if job.state in TERMINAL_STATES else f"left {job.state}"
+
+
+def _jobs(job_ids) -> str:
+    shown = ", ".join(str(job_id)[:8] for job_id in job_ids[:20])
+    return f"jobs {shown}" + (f" and {len(job_ids) - 20} more" if len(job_ids) > 20 else "")
+
+
+def _outcome_words(tally) -> str:
+    return ", ".join(f"{count} {outcome}" for outcome, count in sorted(tally.outcomes.items())) or "no jobs"
 
 
 @admin.register(ProcessingAttempt)

@@ -203,3 +203,9 @@ class SyncTexQueryInvalid(ProcessingError):
     """The SyncTeX lookup's parameters are not valid."""
 
     code = "synctex_query_invalid"
+
+
+class OperationUnknown(NotFound):
+    """No operation by that name."""
+
+    code = "operation_unknown"

@@ -12,6 +12,7 @@ from processing.models.jobs import (
     TerminalCommit,
 )
 from processing.models.outbox import OutboxEvent
+from processing.models.pauses import OperationPause
 from processing.models.workers import (
     SessionState,
     TransferKind,
@@ -26,6 +27,7 @@ __all__ = [
     "FailureClass",
     "IdempotencyReservation",
     "JobState",
+    "OperationPause",
     "OutboxEvent",
     "Phase",
     "ProcessingArtifact",

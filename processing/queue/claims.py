@@ -44,6 +44,7 @@ from processing.configuration import deployment, limits
 from processing.models import (
     AttemptState,
     JobState,
+    OperationPause,
     ProcessingAttempt,
     ProcessingBlob,
     ProcessingJob,
@@ -183,8 +184,8 @@ def _claimed(session_id: uuid.UUID, offers: dict[str, int], count: int, limit) -
 def _claimed_alone(session_id: uuid.UUID, offers: dict[str, int], limit) -> list[Claim]:
     """A single claim in a transaction of its own, the hot path of an agent refilling a slot: the transaction
     is opened in the candidates' round trip and committed in the write's, two round trips in all (Django's
-    ``atomic`` would send BEGIN and COMMIT in round trips of their own). A head candidate over a limit after
-    all is left to a transaction of ``_claimed``'s, which passes over it."""
+    ``atomic`` would send BEGIN and COMMIT in round trips of their own). When the head candidate is over a
+    limit after all, the claim starts again in a transaction of ``_claimed``'s, which passes over it."""
     try:
         head = _candidates(session_id, list(offers), 1, [], limit, locking=True, opening=True)
         if not head:
@@ -196,9 +197,8 @@ def _claimed_alone(session_id: uuid.UUID, offers: dict[str, int], limit) -> list
         raise
     if claims:
         return claims
-    with transaction.atomic():
-        chosen = _choose(session_id, offers, 1, limit, seen=[head[0].id])
-        return _written(session_id, chosen, limit, admitting=False) if chosen else []
+    with transaction.atomic():  # from the start, with the locks that make the recount exact
+        return _claimed(session_id, offers, 1, limit)
 
 
 def _committed() -> None:
@@ -270,6 +270,7 @@ def _candidates_query(wanted, partitions, *, session_id, operations, seen):
     )
     return (
         ProcessingJob.objects.claimable(operations)
+        .exclude(operation__in=OperationPause.objects.values("operation"))  # queue/pauses.py
         .within_running_limits(partitions)
         .within_fair_share(operations)
         .exclude(id__in=seen)

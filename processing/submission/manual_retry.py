@@ -8,6 +8,7 @@ two operators retrying at once get the same new job.
 """
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -48,16 +49,20 @@ def job_retry(*, actor_id: int, job_id) -> Retried:
     return job_retry_by_operator(job_id=job.pk)
 
 
-def job_retry_by_operator(*, job_id) -> Retried:
+def job_retry_by_operator(*, job_id, recorded: Callable[[str], None] | None = None) -> Retried:
     """Retry on an operator's behalf: the new job is the requester's and needs their current permission.
+    ``recorded`` is told the outcome ("retried", "retried earlier") inside the retry's transaction: the
+    operator's audit record commits with it.
 
     Same errors as ``job_retry``, plus ProjectNotFound when the requester may no longer see the project.
     """
+    recorded = recorded or _unrecorded
     limit = limits()
     with transaction.atomic(durable=True):
         failed = ProcessingJob.objects.select_for_update().get(pk=job_id)
         earlier = ProcessingJob.objects.filter(retry_of_id=failed.pk).order_by("created_at").first()
         if earlier is not None:
+            recorded("retried earlier")
             return Retried(earlier.pk, replayed=True)
         if not job_is_retryable(failed):
             raise JobNotRetryable(details={"state": failed.state, "failure_class": failed.failure_class})
@@ -79,7 +84,12 @@ def job_retry_by_operator(*, job_id) -> Retried:
             limit=limit,
             captured=failed.captured,  # the same input, so the same document versions
         )
+        recorded("retried")
     return Retried(retry.pk, replayed=False)
+
+
+def _unrecorded(outcome: str) -> None:
+    pass
 
 
 def _linked_copy(failed: ProcessingJob, max_attempts: int, preparation: timedelta) -> ProcessingJob:

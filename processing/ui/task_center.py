@@ -14,6 +14,7 @@ from processing.models import FailureClass, JobState, Phase, ProcessingJob
 from processing.models.jobs import ACTIVE_STATES, CONTENT_FAILURES
 from processing.operations.builds import BUILDS
 from processing.queue.cancellation import job_is_cancellable
+from processing.queue.pauses import paused_operations
 from processing.selectors import job_counts_visible_to, job_visible, jobs_visible_to
 from processing.submission.manual_retry import job_is_retryable
 from workspace import facade as workspace
@@ -173,7 +174,9 @@ class TaskCounts:
     failed_unseen: int
 
 
-def _phase_text(job: ProcessingJob) -> str:
+def _phase_text(job: ProcessingJob, paused: frozenset) -> str:
+    if job.state == JobState.QUEUED and job.operation in paused:
+        return "Waiting — an operator has paused these jobs for now; it will start when they resume them"
     if job.state == JobState.RUNNING and job.cancellation_requested:
         return "Cancelling — the worker has been asked to stop"
     if job.state in ACTIVE_STATES:
@@ -194,7 +197,7 @@ def captured_words(captured: dict) -> str:
     return f"Captured {named}" + (f" and {more} more" if more > 0 else "")
 
 
-def _row(job: ProcessingJob, project_names: dict) -> TaskRow:
+def _row(job: ProcessingJob, project_names: dict, paused: frozenset) -> TaskRow:
     links = [ArtifactLink(a.pk, a.role, a.filename, a.media_type, a.size_bytes, job.pk) for a in job.artifacts.all()]
     artifacts = tuple(link for link in links if link.role in PRIMARY_ROLES)
     other_artifacts = tuple(sorted((link for link in links if link.role not in PRIMARY_ROLES), key=_by_role))
@@ -206,7 +209,7 @@ def _row(job: ProcessingJob, project_names: dict) -> TaskRow:
         project_name=project_names.get(job.project_id, ""),
         state=job.state,
         state_label=STATE_WORDS.get(job.state, job.state),
-        phase_text=_phase_text(job),
+        phase_text=_phase_text(job, paused),
         active=job.state in ACTIVE_STATES,
         created_at=job.created_at,
         started_at=job.started_at,
@@ -236,7 +239,8 @@ def _by_role(link: ArtifactLink) -> str:
 
 def _rows(jobs: list[ProcessingJob]) -> tuple[TaskRow, ...]:
     names = workspace.project_names_of(project_ids=[job.project_id for job in jobs])
-    return tuple(_row(job, names) for job in jobs)
+    paused = frozenset(paused_operations()) if any(job.state == JobState.QUEUED for job in jobs) else frozenset()
+    return tuple(_row(job, names, paused) for job in jobs)
 
 
 def task_list_for(*, user_id: int) -> TaskList:

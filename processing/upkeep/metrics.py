@@ -13,10 +13,12 @@ from prometheus_client.core import GaugeMetricFamily
 from processing.models import (
     AttemptState,
     JobState,
+    OperationPause,
     ProcessingAttempt,
     ProcessingJob,
     StagedOutput,
 )
+from processing.operations import REGISTRY as REGISTRY_OF_OPERATIONS
 
 cleanup_failures = Counter("quire_processing_cleanup_failures_total", "Reaper steps that raised.", ["step"])
 
@@ -34,7 +36,13 @@ def _queue_figures():
         for operation, count, oldest in cursor.fetchall():
             depth.add_metric([operation], count)
             age.add_metric([operation], float(oldest))
-    return [depth, age]
+    paused = GaugeMetricFamily(
+        "quire_processing_operation_paused", "1 while an operator has paused the operation.", labels=["operation"]
+    )
+    held = set(OperationPause.objects.values_list("operation", flat=True))
+    for operation in sorted(REGISTRY_OF_OPERATIONS):
+        paused.add_metric([operation], 1 if operation in held else 0)
+    return [depth, age, paused]
 
 
 def _job_figures():

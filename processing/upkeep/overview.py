@@ -20,8 +20,10 @@ from processing.models import (
     SessionState,
     WorkerSession,
 )
+from processing.queue.pauses import paused_operations
 
 WINDOW = timedelta(hours=24)
+STALE_AFTER = timedelta(seconds=20)  # four missed heartbeats of an agent's default five-second beat
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,8 @@ class QueueFigure:
     depth: int
     oldest_age: timedelta | None
     running: int
+    paused_by: str = ""  # the operator who paused it; "" while it runs
+    paused_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,8 @@ class SessionFigure:
     expires_at: datetime
     processors: tuple[str, ...]
     active_attempts: int
+    heartbeat_age: timedelta
+    stale: bool  # no heartbeat for longer than STALE_AFTER: the agent may be stuck or gone
 
 
 @dataclass(frozen=True)
@@ -73,10 +79,12 @@ def _queue(now: datetime) -> tuple[QueueFigure, ...]:
         .values_list("operation", "n")
     )
     exposed = {capability.operation: capability.state for capability in capabilities_list()}
+    paused = paused_operations()
     figures = []
-    for operation in sorted(set(exposed) | set(queued) | set(running)):
+    for operation in sorted(set(exposed) | set(queued) | set(running) | set(paused)):
         row = queued.get(operation, {})
         oldest = row.get("oldest")
+        pause = paused.get(operation)
         figures.append(
             QueueFigure(
                 operation,
@@ -84,12 +92,14 @@ def _queue(now: datetime) -> tuple[QueueFigure, ...]:
                 row.get("depth", 0),
                 now - oldest if oldest else None,
                 running.get(operation, 0),
+                pause.paused_by if pause else "",
+                pause.paused_at if pause else None,
             )
         )
     return tuple(figures)
 
 
-def _sessions() -> tuple[SessionFigure, ...]:
+def _sessions(now: datetime) -> tuple[SessionFigure, ...]:
     live = (
         WorkerSession.objects.filter(state__in=[SessionState.ACTIVE, SessionState.DRAINING])
         .annotate(active=Count("attempts", filter=Q(attempts__state=AttemptState.RUNNING)))
@@ -106,6 +116,8 @@ def _sessions() -> tuple[SessionFigure, ...]:
             session.expires_at,
             tuple(f"{p.operation} × {p.slots}" for p in session.processors.all()),
             session.active,
+            now - session.last_heartbeat_at,
+            now - session.last_heartbeat_at > STALE_AFTER,
         )
         for session in live
     )
@@ -127,7 +139,7 @@ def processing_overview() -> Overview:
     return Overview(
         generated_at=now,
         queue=_queue(now),
-        sessions=_sessions(),
+        sessions=_sessions(now),
         failures_24h=tuple(failures),
         lease_losses_24h=lost.filter(ended_at__gte=now - WINDOW).count(),
         lease_losses_total=lost.count(),

@@ -24,6 +24,7 @@ from processing.models import (
     FailureClass,
     IdempotencyReservation,
     JobState,
+    OperationPause,
     ProcessingAttempt,
     ProcessingBlob,
     ProcessingJob,
@@ -35,6 +36,7 @@ from processing.models import (
 )
 from processing.queue.retry_policy import job_after_attempt
 from processing.transitions import job_transition
+from processing.upkeep.fleet import drained_sessions_close
 from workspace import facade as workspace
 
 logger = logging.getLogger(__name__)
@@ -154,6 +156,8 @@ def deadlines_expire() -> int:
                 job = (
                     ProcessingJob.objects.select_for_update(skip_locked=True)
                     .filter(state=state, deadline_at__lte=db_now())
+                    # A paused operation's queue waits for the operator, not for the deadline (queue/pauses.py).
+                    .exclude(state=JobState.QUEUED, operation__in=OperationPause.objects.values("operation"))
                     .first()
                 )
                 if job is None:
@@ -230,6 +234,7 @@ def blobs_collect() -> int:
 
 STEPS = [
     ("sessions_expired", sessions_expire),
+    ("drained_sessions_closed", drained_sessions_close),
     ("leases_lost", leases_expire),
     ("finalizations_recovered", finalizations_recover),
     ("deadlines_expired", deadlines_expire),

@@ -169,4 +169,4 @@ def test_the_overview_shows_queue_sessions_failures_and_lease_losses(operator, q
 
     assert "Queue per operation" in page and LATEX in page
     assert "processor_rejected" in page
-    assert "Lease losses, last 24 hours" in page and "Live worker sessions" in page
+    assert "Lease losses, last 24 hours" in page and "Worker fleet" in page

@@ -255,12 +255,21 @@ class WorkerAgent:
         if session_id is None:
             return
         try:
-            self.client.session_heartbeat(session_id=session_id, health=dict.fromkeys(self.processors, True))
+            session = self.client.session_heartbeat(session_id=session_id, health=dict.fromkeys(self.processors, True))
         except CoreError as exc:
             if exc.code in SESSION_LOST and not self.draining.is_set():
                 self._session_lost(session_id)
         except CoreUnavailable:
             logger.error("core unreachable for heartbeats")
+        else:
+            if session.get("state") == "draining" and not self.draining.is_set():
+                # An operator drained this session: no new claims; running jobs finish, then the agent exits.
+                logger.info(
+                    "core drained this session: no new claims; running jobs finish", extra={"session": session_id}
+                )
+                self.draining.set()
+                with self.condition:
+                    self.condition.notify_all()
 
     def _claim_heartbeat(self, active: ActiveClaim) -> None:
         try:
