@@ -18,11 +18,12 @@ from django.http import HttpResponseBadRequest, HttpResponseNotAllowed, HttpResp
 from django.template.defaultfilters import filesizeformat
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from access import facade as access
 from config.errors import QuireError
 from operators import facade as operators
+from processing.durations import duration_words
 from processing.models import (
     AttemptState,
     IdempotencyReservation,
@@ -42,6 +43,7 @@ from processing.queue.pauses import operation_pause, operation_resume
 from processing.submission.manual_retry import job_retry_by_operator
 from processing.upkeep.fleet import session_drain_by_operator
 from processing.upkeep.overview import processing_overview
+from processing.upkeep.timeline import job_timeline
 from workspace import facade as workspace
 
 
@@ -129,8 +131,23 @@ class ProcessingJobAdmin(ReadOnlyAdmin):
     ordering = ("-created_at", "-id")
     inlines = (AttemptInline, ArtifactInline)
     actions = ("cancel_jobs", "retry_jobs")
-    exclude = ("diagnostics", "input_blob")  # a blob's __str__ would load its bytes; link to it instead
-    readonly_fields = ("requester", "project", "input", "linked_jobs", "diagnostic_entries")
+    readonly_fields = (
+        "state", "phase", "operation", "requester", "project", "created_at", "queued_at", "started_at",
+        "completed_at", "input", "input_digest", "input_filename", "processor_contract", "attempt_count",
+        "max_attempts", "cancellation_requested", "linked_jobs", "timeline", "failure_class", "failure_code",
+        "failure_message", "diagnostic_entries", "diagnostic_log",
+    )  # fmt: skip
+    # Top-down: what the job is, what happened to it and when, why it failed; the log last, folded.
+    fieldsets = (
+        (None, {"fields": (
+            ("state", "phase"), ("operation", "processor_contract"), ("requester", "project"),
+            ("created_at", "queued_at", "started_at", "completed_at"), ("input", "input_digest", "input_filename"),
+            ("attempt_count", "max_attempts", "cancellation_requested"), "linked_jobs",
+        )}),
+        ("Timeline", {"fields": ("timeline",)}),
+        ("Failure", {"fields": (("failure_class", "failure_code"), "failure_message")}),
+        ("Diagnostics", {"classes": ("collapse",), "fields": ("diagnostic_entries", "diagnostic_log")}),
+    )  # fmt: skip
 
     def get_urls(self):
         overview = path("overview/", self.admin_site.admin_view(self.overview_view), name="processing_overview")
@@ -232,6 +249,28 @@ class ProcessingJobAdmin(ReadOnlyAdmin):
             parts.append(format_html("reused the result of {}", _job_link(job.reused_from_id)))
         return format_html(", ".join(["{}"] * len(parts)), *parts) if parts else "—"
 
+    @admin.display(description="events")
+    def timeline(self, job):
+        rows = format_html_join(
+            "",
+            '<tr><td class="numeric" title="{}">{}</td><td class="numeric">{}</td><td>{}</td><td>{}</td></tr>',
+            (
+                (
+                    event.at.isoformat(),
+                    event.at.strftime("%H:%M:%S.%f")[:-3],
+                    f"+{duration_words(event.since_previous)}" if event.since_previous is not None else "",
+                    event.what,
+                    event.detail,
+                )
+                for event in job_timeline(job.pk)
+            ),
+        )
+        return format_html(
+            '<table class="job-timeline" data-timeline><thead><tr><th>At</th><th>After</th><th>Event</th>'
+            "<th>Detail</th></tr></thead><tbody>{}</tbody></table>",
+            rows,
+        )
+
     @admin.display(description="parsed diagnostics")
     def diagnostic_entries(self, job):
         entries = [entry for entry in job.diagnostics if isinstance(entry, dict)]
@@ -246,34 +285,91 @@ class ProcessingJobAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Cancel selected jobs (the API's rules)", permissions=["operate"])
     def cancel_jobs(self, request, queryset):
-        job_ids = list(queryset.values_list("pk", flat=True))
-        tally = operators.ActionTally(actor=request.user, action=operators.ActionKind.CANCEL, subject=_jobs(job_ids))
-        with transaction.atomic():  # one page of jobs: one transaction, with its audit record
-            for job_id in job_ids:
-                tally.add(cancel_outcome(job_cancel_by_operator(job_id=job_id)))
-        tally.close()
-        self.message_user(request, f"Cancel: {_outcome_words(tally)}.", messages.SUCCESS)
+        return self._bulk(
+            request, queryset, "cancel_jobs", ("cancel", "Cancel"), operators.ActionKind.CANCEL, _cancel_batch
+        )
 
     @admin.action(description="Retry selected failed jobs as new linked jobs", permissions=["operate"])
     def retry_jobs(self, request, queryset):
-        job_ids = list(queryset.values_list("pk", flat=True))
-        tally = operators.ActionTally(actor=request.user, action=operators.ActionKind.RETRY, subject=_jobs(job_ids))
-        created, refused = [], []
-        for job_id in job_ids:
-            try:
-                retried = job_retry_by_operator(job_id=job_id, recorded=tally.add)
-            except QuireError as exc:
-                with transaction.atomic():
-                    tally.add(f"not retried ({exc.code})")
-                refused.append(f"{str(job_id)[:8]}: {exc.message}")
-            else:
-                earlier = " (an earlier retry)" if retried.replayed else ""
-                created.append(f"{str(job_id)[:8]} → {str(retried.job_id)[:8]}{earlier}")
+        return self._bulk(
+            request, queryset, "retry_jobs", ("retry", "Retried"), operators.ActionKind.RETRY, _retry_batch
+        )
+
+    def _bulk(self, request, queryset, action: str, words: tuple[str, str], kind, batch_run):
+        """Confirm, then act on every job the selection holds (a page's ticks, or with "select all" every job
+        the filter matches), in batches of ``BULK_BATCH`` that each commit with their share of the one audit
+        row, never in one long transaction; the message says what happened to each."""
+        verb, done_word = words
+        select_across = request.POST.get("select_across") == "1"
+        count = queryset.count()
+        if request.POST.get("confirmed") is None:
+            context = {
+                **self.admin_site.each_context(request),
+                "opts": self.model._meta,
+                "title": f"{verb.capitalize()} {count} jobs",
+                "question": f"{verb.capitalize()} all {count} jobs {_selection_words(select_across)}?",
+                "count": count,
+                "verb": verb,
+                "action": action,
+                "batch": BULK_BATCH,
+                "select_across": select_across,
+                "selected": request.POST.getlist(admin.helpers.ACTION_CHECKBOX_NAME),  # Django admin needs them
+                "query": request.GET.urlencode(),
+                "filter_words": ", ".join(f"{key} = {value}" for key, value in request.GET.items()),
+            }
+            return TemplateResponse(request, "admin/processing/bulk_confirm.html", context)
+        subject = f"all jobs matching {request.GET.urlencode() or 'no filter'}" if select_across else "selected jobs"
+        tally = operators.ActionTally(actor=request.user, action=_bulk_kind(kind, select_across), subject=subject)
+        last, refusals = None, []
+        while batch := _next_batch(queryset, last):
+            refusals += batch_run(batch, tally)
+            last = batch[-1]
         tally.close()
-        if created:
-            self.message_user(request, "Retried: " + "; ".join(created) + ".", messages.SUCCESS)
-        if refused:
-            self.message_user(request, "Not retried: " + "; ".join(refused), messages.WARNING)
+        self.message_user(request, f"{done_word}: {_outcome_words(tally)}.", messages.SUCCESS)
+        if refusals:
+            shown = "; ".join(refusals[:REFUSALS_SHOWN]) + (" …" if len(refusals) > REFUSALS_SHOWN else "")
+            self.message_user(request, f"Refused: {shown}", messages.WARNING)
+        return None
+
+
+BULK_BATCH = 200
+REFUSALS_SHOWN = 20
+
+
+def _selection_words(select_across: bool) -> str:
+    return "this filter matches" if select_across else "you selected"
+
+
+def _next_batch(queryset, after) -> list:
+    """The next ids of the selection, by id: the selection's filter is read again for each batch, so a job
+    the batch before changed is not met twice."""
+    ordered = queryset.order_by("pk")
+    return list((ordered.filter(pk__gt=after) if after else ordered).values_list("pk", flat=True)[:BULK_BATCH])
+
+
+def _bulk_kind(kind, select_across: bool):
+    if not select_across:
+        return kind
+    return operators.ActionKind.BULK_CANCEL if kind == operators.ActionKind.CANCEL else operators.ActionKind.BULK_RETRY
+
+
+def _cancel_batch(job_ids: list, tally) -> list[str]:
+    with transaction.atomic():  # one batch: one short transaction, with its share of the audit record
+        for job_id in job_ids:
+            tally.add(cancel_outcome(job_cancel_by_operator(job_id=job_id)))
+    return []
+
+
+def _retry_batch(job_ids: list, tally) -> list[str]:
+    refusals = []
+    for job_id in job_ids:  # a retry is a transaction of its own (a new job, admitted as a submission is)
+        try:
+            job_retry_by_operator(job_id=job_id, recorded=tally.add)
+        except QuireError as exc:
+            with transaction.atomic():
+                tally.add(f"not retried ({exc.code})")
+            refusals.append(f"{str(job_id)[:8]}: {exc.message}")
+    return refusals
 
 
 def _pause(actor, operation: str) -> str:
@@ -305,11 +401,6 @@ def cancel_outcome(job) -> str:
     if job.state == JobState.RUNNING and job.cancellation_requested:
         return "running, asked to stop"
     return f"already {job.state}" if job.state in TERMINAL_STATES else f"left {job.state}"
-
-
-def _jobs(job_ids) -> str:
-    shown = ", ".join(str(job_id)[:8] for job_id in job_ids[:20])
-    return f"jobs {shown}" + (f" and {len(job_ids) - 20} more" if len(job_ids) > 20 else "")
 
 
 def _outcome_words(tally) -> str:

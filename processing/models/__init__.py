@@ -13,6 +13,7 @@ from processing.models.jobs import (
 )
 from processing.models.outbox import OutboxEvent
 from processing.models.pauses import OperationPause
+from processing.models.rollups import OperationRollup, Resolution
 from processing.models.workers import (
     SessionState,
     TransferKind,
@@ -28,12 +29,14 @@ __all__ = [
     "IdempotencyReservation",
     "JobState",
     "OperationPause",
+    "OperationRollup",
     "OutboxEvent",
     "Phase",
     "ProcessingArtifact",
     "ProcessingAttempt",
     "ProcessingBlob",
     "ProcessingJob",
+    "Resolution",
     "SessionState",
     "StagedOutput",
     "TerminalCommit",

@@ -2,6 +2,8 @@ import uuid
 
 from django import template
 
+from processing.durations import duration_words
+
 register = template.Library()
 
 
@@ -15,18 +17,7 @@ def idempotency_key() -> str:
     return uuid.uuid4().hex
 
 
-@register.filter
-def duration_words(delta) -> str:
+@register.filter(name="duration_words")
+def duration_words_filter(delta) -> str:
     """``{{ row.duration|duration_words }}``: "850 ms", "4.2 s", "3 min 5 s", "2 h 10 min"."""
-    if delta is None:
-        return ""
-    seconds = delta.total_seconds()
-    if seconds < 1:
-        return f"{round(seconds * 1000)} ms"
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, rest = divmod(round(seconds), 60)
-    if minutes < 60:
-        return f"{minutes} min {rest} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes} min"
+    return duration_words(delta)

@@ -37,6 +37,7 @@ from processing.models import (
 from processing.queue.retry_policy import job_after_attempt
 from processing.transitions import job_transition
 from processing.upkeep.fleet import drained_sessions_close
+from processing.upkeep.rollups import rollups_pass
 from workspace import facade as workspace
 
 logger = logging.getLogger(__name__)
@@ -232,6 +233,11 @@ def blobs_collect() -> int:
         return cursor.rowcount
 
 
+def rollup_buckets_write() -> int:
+    report = rollups_pass()
+    return report.minutes + report.hours
+
+
 STEPS = [
     ("sessions_expired", sessions_expire),
     ("drained_sessions_closed", drained_sessions_close),
@@ -243,6 +249,7 @@ STEPS = [
     ("jobs_retired", retention_apply),
     ("outbox_events_retired", outbox_retire),
     ("blobs_collected", blobs_collect),
+    ("rollup_buckets_written", rollup_buckets_write),
 ]
 
 

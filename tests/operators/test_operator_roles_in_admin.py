@@ -41,8 +41,8 @@ def every_action(job_ids, session_id):
         (ACT, {"action": "pause", "target": worker.ECHO}),
         (ACT, {"action": "resume", "target": worker.ECHO}),
         (ACT, {"action": "drain", "target": str(session_id)}),
-        (JOBS, {"action": "cancel_jobs", "_selected_action": job_ids}),
-        (JOBS, {"action": "retry_jobs", "_selected_action": job_ids}),
+        (JOBS, {"action": "cancel_jobs", "_selected_action": job_ids, "confirmed": "3"}),
+        (JOBS, {"action": "retry_jobs", "_selected_action": job_ids, "confirmed": "3"}),
         (OFFICE, {"background_enabled": ""}),
     ]
 

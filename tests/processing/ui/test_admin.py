@@ -38,7 +38,8 @@ def operator():
 
 
 def _act(operator, action: str, *jobs):
-    return operator.post(JOBS, {"action": action, "_selected_action": [str(job.pk) for job in jobs]}, follow=True)
+    selected = [str(job.pk) for job in jobs]
+    return operator.post(JOBS, {"action": action, "_selected_action": selected, "confirmed": "1"}, follow=True)
 
 
 def _running(owner_client, project, key) -> ProcessingJob:

@@ -1,0 +1,65 @@
+"""The operators' job page reads top-down: its header, then a timeline of every event in order (here a job
+retried after a lost lease), then the failure, with the diagnostics folded away."""
+
+import re
+import time
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.urls import reverse
+
+from processing.models import JobState, ProcessingJob
+from processing.upkeep.reapers import leases_expire
+from tests.factories import ProjectFactory
+from tests.operators.factories import operator_user
+from tests.processing.conftest import submit_build
+from tests.processing.factories import WorkerSessionFactory
+from tests.processing.lifecycle import build_to_success
+
+pytestmark = pytest.mark.django_db(transaction=True)  # each step its own transaction: its own now()
+
+LATEX = "latex.compile.pdf/v1"
+
+
+def job_retried_after_a_lost_lease(api_client_for, owner) -> ProcessingJob:
+    from processing.queue.claims import claim_acquire
+
+    job_id = submit_build(api_client_for(owner), ProjectFactory(owner=owner, starter=True)).json()["id"]
+    first = claim_acquire(session_id=WorkerSessionFactory(processors={LATEX: 1}).pk, offers={LATEX: 1})
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE processing_processingattempt SET lease_expires_at = now() WHERE claim_id = %s",
+            [first.claim_id],
+        )
+    time.sleep(0.01)
+    assert leases_expire() == 1
+    return build_to_success(job_id)
+
+
+def timeline_events(page: str) -> list[str]:
+    table = re.search(r"<table class=\"job-timeline\" data-timeline>(.*?)</table>", page, re.S).group(1)
+    return [re.sub(r"<.*?>", "", cells[2]) for cells in re.findall(r"<tr>" + "<td[^>]*>(.*?)</td>" * 4, table, re.S)]
+
+
+def test_the_timeline_lists_a_retried_jobs_events_in_order(api_client_for, owner):
+    job = job_retried_after_a_lost_lease(api_client_for, owner)
+    client = Client()
+    client.force_login(operator_user(acting=False))
+
+    page = client.get(reverse("admin:processing_processingjob_change", args=[job.pk])).content.decode()
+
+    assert job.state == JobState.SUCCEEDED
+    assert timeline_events(page) == [
+        "submitted",
+        "queued",
+        "attempt 1 claimed",
+        "attempt 1 lost its lease; the job went back to the queue",
+        "attempt 2 claimed",
+        "attempt 2 delivered its results",
+        "published log",
+        "published pdf",
+        "succeeded",
+    ]
+    assert page.index("data-timeline") < page.index("Diagnostics")
+    assert re.search(r'<fieldset class="[^"]*collapse', page) or "<details" in page, "the log is folded away"
