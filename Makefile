@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test lint install worker-venv system-packages system-packages-test bundle stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library bench-pptx bench-collab soak
+.PHONY: run test lint install worker-venv system-packages system-packages-test bundle stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library bench-pptx bench-collab bench-admin soak
 
 # The browser code (frontend/): npm packages from the committed lock file, bundled by esbuild into static/bundles/.
 NODE_MODULES := frontend/node_modules/.installed
@@ -74,7 +74,8 @@ bench: install system-packages
 	$(MAKE) --no-print-directory bench-library && \
 	BENCH_N=$${BENCH_N:-5} $(MAKE) --no-print-directory bench-office && \
 	$(MAKE) --no-print-directory bench-pptx && \
-	BENCH_N=$${BENCH_N:-20} $(MAKE) --no-print-directory bench-collab
+	BENCH_N=$${BENCH_N:-20} $(MAKE) --no-print-directory bench-collab && \
+	BENCH_N=$${BENCH_N:-20000} $(MAKE) --no-print-directory bench-admin
 
 bench-queue: install
 	$(PY) -m scripts.bench.queue
@@ -96,6 +97,9 @@ bench-library: install
 
 bench-collab: install
 	$(PY) -m scripts.bench.collab
+
+bench-admin: install
+	$(PY) -m scripts.bench.admin
 
 bench-pptx: install system-packages
 	$(PY) scripts/bench_pptx.py

@@ -17,6 +17,8 @@ const entryPoints = {
   editor: join(here, "src", "editor", "main.js"),
   "pdf-pane": join(here, "src", "pdf", "main.js"),
   "build-panel": join(here, "src", "build", "main.js"),
+  // The operators' Overview in Django admin (uPlot); its stylesheet comes out beside it.
+  "operator-charts": join(here, "src", "operators", "charts.js"),
   // PDF.js parses PDFs in a worker of its own; the pane points it here (same directory as the pane).
   "pdf.worker": join(here, "node_modules", "pdfjs-dist", "build", "pdf.worker.mjs"),
 };

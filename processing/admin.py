@@ -14,15 +14,17 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import CharField, Count, OuterRef, Q, Subquery
 from django.db.models.functions import Cast, Coalesce
-from django.http import HttpResponseBadRequest, HttpResponseNotAllowed, HttpResponseRedirect
+from django.http import HttpResponseBadRequest, HttpResponseNotAllowed, HttpResponseRedirect, JsonResponse
 from django.template.defaultfilters import filesizeformat
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.timesince import timesince
 
 from access import facade as access
 from config.errors import QuireError
 from operators import facade as operators
+from processing.clock import db_now
 from processing.durations import duration_words
 from processing.models import (
     AttemptState,
@@ -41,6 +43,7 @@ from processing.models.jobs import TERMINAL_STATES
 from processing.queue.cancellation import job_cancel_by_operator
 from processing.queue.pauses import operation_pause, operation_resume
 from processing.submission.manual_retry import job_retry_by_operator
+from processing.upkeep.charts import WINDOWS, chart_data
 from processing.upkeep.fleet import session_drain_by_operator
 from processing.upkeep.overview import processing_overview
 from processing.upkeep.timeline import job_timeline
@@ -114,20 +117,15 @@ class ArtifactInline(ReadOnlyInline):
 
 @admin.register(ProcessingJob)
 class ProcessingJobAdmin(ReadOnlyAdmin):
-    list_display = (
-        "short_id",
-        "operation",
-        "state",
-        "phase",
-        "requester",
-        "project",
-        "attempt_count",
-        "created_at",
-        "duration",
-    )
+    # Seven narrow columns fit a 1366-px screen beside the filters; the phase and the rest are on the job's page.
+    list_display = ("short_id", "operation", "state", "requester", "project", "attempts", "created", "duration")
     list_filter = ("state", "operation", "failure_class", "cache_hit")
     search_fields = ("id",)  # the search itself is get_search_results: ids, requester and project names
     search_help_text = "A job id (or its first characters), a requester's username, or a project's name or id."
+
+    class Media:
+        css = {"all": ("processing/admin.css",)}
+
     ordering = ("-created_at", "-id")
     inlines = (AttemptInline, ArtifactInline)
     actions = ("cancel_jobs", "retry_jobs")
@@ -152,7 +150,10 @@ class ProcessingJobAdmin(ReadOnlyAdmin):
     def get_urls(self):
         overview = path("overview/", self.admin_site.admin_view(self.overview_view), name="processing_overview")
         act = path("overview/act/", self.admin_site.admin_view(self.overview_act), name="processing_overview_act")
-        return [overview, act, *super().get_urls()]
+        charts = path(
+            "overview/charts/", self.admin_site.admin_view(self.overview_charts), name="processing_overview_charts"
+        )
+        return [overview, act, charts, *super().get_urls()]
 
     def overview_view(self, request):
         if not self.has_view_permission(request):
@@ -164,7 +165,22 @@ class ProcessingJobAdmin(ReadOnlyAdmin):
             "overview": processing_overview(),
             "can_act": operators.can_act(request.user),
         }
-        return TemplateResponse(request, "admin/processing/overview.html", context)
+        live_only = request.GET.get("part") == "live"  # the page's own refresh (htmx), every few seconds
+        template = "admin/processing/overview_live.html" if live_only else "admin/processing/overview.html"
+        return TemplateResponse(request, template, context)
+
+    def overview_charts(self, request):
+        """The charts' figures for one window, from the rollups (processing/upkeep/charts.py)."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        window = request.GET.get("window", "1h")
+        if window not in WINDOWS:
+            return JsonResponse({"code": "window_unknown", "windows": list(WINDOWS)}, status=400)
+        return JsonResponse(chart_data(window, db_now()).as_json())
+
+    def lookup_allowed(self, lookup, value, request=None):
+        # The Overview's failure groups link to the jobs of one failure code.
+        return lookup == "failure_code__exact" or super().lookup_allowed(lookup, value, request)
 
     def overview_act(self, request):
         """Pause or resume an operation, or drain a worker session: POST only, and only for an acting operator
@@ -234,7 +250,21 @@ class ProcessingJobAdmin(ReadOnlyAdmin):
     def duration(self, job):
         if job.completed_at is None:
             return "—"
-        return f"{(job.completed_at - job.created_at).total_seconds():.1f} s"
+        return format_html('<span class="numeric">{}</span>', duration_words(job.completed_at - job.created_at))
+
+    @admin.display(description="attempts", ordering="attempt_count")
+    def attempts(self, job):
+        return format_html('<span class="numeric">{}</span>', job.attempt_count)
+
+    @admin.display(description="created", ordering="created_at")
+    def created(self, job):
+        """How long ago, the exact time on hover."""
+        return format_html(
+            '<time datetime="{}" title="{}">{} ago</time>',
+            job.created_at.isoformat(),
+            job.created_at.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            timesince(job.created_at),
+        )
 
     @admin.display(description="input blob")
     def input(self, job):

@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import Count, Min, Q
+from django.db.models import Count, Max, Min, Q
 
 from processing.capabilities import capabilities_list
 from processing.clock import db_now
@@ -52,11 +52,21 @@ class SessionFigure:
 
 
 @dataclass(frozen=True)
+class FailureGroup:
+    failure_class: str
+    failure_code: str
+    count: int
+    first_seen: datetime
+    last_seen: datetime
+    example_job_id: uuid.UUID
+
+
+@dataclass(frozen=True)
 class Overview:
     generated_at: datetime
     queue: tuple[QueueFigure, ...]
     sessions: tuple[SessionFigure, ...]
-    failures_24h: tuple[tuple[str, int], ...]
+    failures_24h: tuple[FailureGroup, ...]
     lease_losses_24h: int
     lease_losses_total: int
     outbox_pending: int
@@ -123,24 +133,45 @@ def _sessions(now: datetime) -> tuple[SessionFigure, ...]:
     )
 
 
+FAILURE_GROUPS_SHOWN = 20
+
+
+def _failure_groups(now: datetime) -> tuple[FailureGroup, ...]:
+    """Failed jobs of the window by class and code, most frequent first, each with its first and last time
+    and its latest job as an example."""
+    failed = ProcessingJob.objects.filter(state=JobState.FAILED, completed_at__gte=now - WINDOW)
+    groups = (
+        failed.values("failure_class", "failure_code")
+        .annotate(n=Count("pk"), first=Min("completed_at"), last=Max("completed_at"))
+        .order_by("-n", "failure_class", "failure_code")[:FAILURE_GROUPS_SHOWN]
+    )
+    return tuple(
+        FailureGroup(
+            group["failure_class"],
+            group["failure_code"],
+            group["n"],
+            group["first"],
+            group["last"],
+            failed.filter(failure_class=group["failure_class"], failure_code=group["failure_code"])
+            .order_by("-completed_at")
+            .values_list("pk", flat=True)
+            .first(),
+        )
+        for group in groups
+    )
+
+
 def processing_overview() -> Overview:
     """Queue depth and oldest age per operation, active attempts per live session, failures by class
     in the last 24 hours, lease losses, and the outbox backlog."""
     now = db_now()
-    failures = (
-        ProcessingJob.objects.filter(state=JobState.FAILED, completed_at__gte=now - WINDOW)
-        .values("failure_class")
-        .annotate(n=Count("pk"))
-        .order_by("-n", "failure_class")
-        .values_list("failure_class", "n")
-    )
     lost = ProcessingAttempt.objects.filter(state=AttemptState.LOST)
     pending = OutboxEvent.objects.filter(dispatched_at__isnull=True)
     return Overview(
         generated_at=now,
         queue=_queue(now),
         sessions=_sessions(now),
-        failures_24h=tuple(failures),
+        failures_24h=_failure_groups(now),
         lease_losses_24h=lost.filter(ended_at__gte=now - WINDOW).count(),
         lease_losses_total=lost.count(),
         outbox_pending=pending.count(),

@@ -112,6 +112,13 @@ SMOKES = {
          "collab_capture_fence_hold_ms_p99_editors_10", "collab_capture_fence_hold_ms_p50_editors_0",
          "collab_capture_fence_hold_ms_p99_editors_0"),
     ),
+    "bench-admin": Smoke(
+        {"BENCH_N": "2000", "BENCH_REPS": "1", "BENCH_REQUESTS": "3", "BENCH_DAYS": "2", "BENCH_BUSY_MINUTE": "200"},
+        (*(f"{page}_ms_{stat}" for page in ("admin_overview", "admin_overview_live", "admin_job_list")
+           for stat in ("p50", "p99")),
+         *(f"admin_charts_ms_{stat}_{window}" for window in ("1h", "24h", "7d") for stat in ("p50", "p99")),
+         "rollup_busy_minute_ms"),
+    ),
 }  # fmt: skip
 
 

@@ -1,0 +1,133 @@
+"""The operators' Overview in a real browser: the charts draw the rollups' points with the right latest
+values, and the live figures refresh by themselves when a job is submitted."""
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import Group
+from django.utils import timezone
+from playwright.sync_api import expect, sync_playwright
+
+from operators import facade as operators
+from processing.models import OperationRollup, Resolution
+from processing.submission.submit import job_submit
+from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, database_quiet, screenshot, sign_in, user_who_signs_in
+from tests.factories import ProjectFactory
+from tests.live_server import quire_server
+from tests.processing.factories import deployment_toml
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+ECHO = "test.echo/v1"
+OVERVIEW = "/admin/processing/processingjob/overview/"
+MINUTES = 30
+
+
+@pytest.fixture(scope="module")
+def quire(django_db_setup, django_db_blocker, tmp_path_factory):
+    root = tmp_path_factory.mktemp("operators-overview")
+    deployment = root / "deployment.toml"
+    deployment.write_text(deployment_toml(operations=[ECHO]))
+    storage = root / "storage"
+    storage.mkdir()
+    environment = {"QUIRE_DEPLOYMENT_FILE": str(deployment), "QUIRE_TEST_OPERATIONS": "true"}
+    with django_db_blocker.unblock(), quire_server(storage_dir=storage, extra_env=environment, workers=1) as url:
+        yield {"url": url, "deployment": deployment, "storage": storage}
+
+
+@pytest.fixture(autouse=True)
+def _same_configuration_here(quire, settings):
+    settings.QUIRE_DEPLOYMENT_FILE = str(quire["deployment"])
+    settings.QUIRE_STORAGE_DIR = str(quire["storage"])
+    settings.QUIRE_TEST_OPERATIONS = True
+
+
+@pytest.fixture
+def page(quire):
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        context = browser.new_context(base_url=quire["url"], viewport={"width": 1366, "height": 900})
+        context.set_default_timeout(15_000)
+        yield context.new_page()
+        context.close()
+        browser.close()
+    database_quiet()
+
+
+def half_an_hour_of_rollups() -> None:
+    """One minute row per minute of the last half hour: queued climbing 0, 1, … 29, two finished a minute."""
+    last = timezone.now().replace(second=0, microsecond=0) - timedelta(minutes=1)
+    OperationRollup.objects.bulk_create(
+        OperationRollup(
+            resolution=Resolution.MINUTE,
+            bucket_start=last - timedelta(minutes=MINUTES - 1 - n),
+            operation=ECHO,
+            queued=n,
+            oldest_queued_seconds=float(n * 10),
+            running=0,
+            started=2,
+            succeeded=2,
+            run_ms_p50=100.0 + n,
+            run_ms_p95=200.0 + n,
+            computed_at=timezone.now(),
+        )
+        for n in range(MINUTES)
+    )
+
+
+def operator_who_signs_in():
+    user = user_who_signs_in(is_staff=True)
+    user.groups.add(Group.objects.get(name=operators.ACTING_GROUP))
+    return user
+
+
+def test_the_charts_draw_the_rollups_and_the_figures_refresh_by_themselves(page, owner):
+    half_an_hour_of_rollups()
+    sign_in(page, operator_who_signs_in())
+
+    page.goto(OVERVIEW)
+
+    charts = page.locator("[data-operator-charts]")
+    expect(charts).to_have_attribute("data-points", str(MINUTES))
+    figures = page.locator("figure.operator-chart")
+    expect(figures).to_have_count(6)
+    expect(page.locator("figure[data-figure=queued] canvas")).to_have_count(1)
+    latest = json.loads(page.locator("figure[data-figure=queued]").get_attribute("data-latest"))
+    assert latest == {ECHO: MINUTES - 1}
+    assert json.loads(page.locator("figure[data-figure=run_ms_p50]").get_attribute("data-latest")) == {ECHO: 129.0}
+    expect(page.locator("[data-chart-time]")).to_contain_text("Data of")
+    screenshot(page, "operators-overview-charts", full_page=True)
+
+    queued_cell = page.locator(f'#overview-live tr[data-operation="{ECHO}"] td.numeric').first
+    expect(queued_cell).to_have_text("0")
+    job_submit(
+        actor_id=owner.pk,
+        operation_name=ECHO,
+        idempotency_key="overview",
+        project_id=ProjectFactory(owner=owner, starter=True).pk,
+    )
+    expect(queued_cell).to_have_text("1", timeout=12_000)  # the live part refreshes every 5 s, no reload
+
+
+def test_the_seven_day_window_reads_the_hourly_rows(page):
+    start = timezone.now().replace(minute=0, second=0, microsecond=0) - timedelta(hours=5)
+    OperationRollup.objects.bulk_create(
+        OperationRollup(
+            resolution=Resolution.HOUR,
+            bucket_start=start + timedelta(hours=n),
+            operation=ECHO,
+            queued=n,
+            started=1,
+            computed_at=timezone.now(),
+        )
+        for n in range(4)
+    )
+    sign_in(page, operator_who_signs_in())
+    page.goto(OVERVIEW)
+
+    page.get_by_role("button", name="7 days").click()
+
+    expect(page.locator("[data-operator-charts]")).to_have_attribute("data-loaded-window", "7d")
+    expect(page.locator("[data-operator-charts]")).to_have_attribute("data-points", "4")
