@@ -2,7 +2,7 @@ import uuid
 
 from django.contrib.postgres.indexes import BrinIndex
 from django.db import models
-from django.db.models import Case, Count, Exists, F, OuterRef, Q, Subquery, Sum, Value, When
+from django.db.models import Case, Count, Exists, Func, OuterRef, Q, Subquery, Sum, Value, When
 from django.db.models.functions import Cast, Coalesce, Concat, Greatest, Now
 
 import quire_wire
@@ -135,17 +135,29 @@ class JobQuerySet(models.QuerySet):
         others_waiting = Exists(queued.filter(requester_id__lt=OuterRef("requester_id"))) | Exists(
             queued.filter(requester_id__gt=OuterRef("requester_id"))
         )
+        # Per group, in HAVING: the share is looked up once per requester and operation (as a grouping key it
+        # was computed for every running row), and another requester's waiting job only where it is held.
+        share = _OfTheGroup(Greatest(Value(1), Coalesce(Subquery(capacity), 0) / 2), output_field=models.IntegerField())
         holding_their_share = (
             ProcessingJob.objects.filter(state=JobState.RUNNING, operation__in=operations)
             .values("requester_id", "operation")
-            .annotate(running=Count("id"), share=Greatest(Value(1), Coalesce(Subquery(capacity), 0) / 2))
-            # Another requester's waiting job is looked for only where the share is held (a CASE, in HAVING).
-            .annotate(holds=Case(When(running__gte=F("share"), then=others_waiting), default=Value(False)))
+            .annotate(running=Count("id"))
+            .annotate(holds=Case(When(running__gte=share, then=others_waiting), default=Value(False)))
             .filter(holds=True)
             .annotate(key=_requester_operation_key())
             .values("key")
         )
         return self.alias(fair_share_key=_requester_operation_key()).exclude(fair_share_key__in=holding_their_share)
+
+
+class _OfTheGroup(Func):
+    """An expression of grouped columns only, used in HAVING: Django would otherwise group by it too, and a
+    grouping key is computed for every row (here a subquery per running job, not per requester)."""
+
+    template = "%(expressions)s"
+
+    def get_group_by_cols(self):
+        return []
 
 
 def _in_partition(partition) -> Q:
