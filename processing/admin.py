@@ -39,10 +39,10 @@ from processing.models import (
     WorkerProcessor,
     WorkerSession,
 )
-from processing.models.jobs import TERMINAL_STATES
+from processing.models.jobs import ACTIVE_STATES, TERMINAL_STATES
 from processing.queue.cancellation import job_cancel_by_operator
 from processing.queue.pauses import operation_pause, operation_resume
-from processing.submission.manual_retry import job_retry_by_operator
+from processing.submission.manual_retry import job_is_retryable, job_retry_by_operator
 from processing.upkeep.charts import WINDOWS, chart_data
 from processing.upkeep.fleet import session_drain_by_operator
 from processing.upkeep.overview import processing_overview
@@ -200,6 +200,17 @@ class ProcessingJobAdmin(ReadOnlyAdmin):
             level = messages.SUCCESS
         self.message_user(request, message, level)
         return HttpResponseRedirect(reverse("admin:processing_overview"))
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        """The job's page offers its own actions (the same as the list's, on this one job) to an acting operator."""
+        job = ProcessingJob.objects.filter(pk=object_id).first() if _is_uuid(object_id) else None
+        context = {
+            "can_act": operators.can_act(request.user),
+            "original_cancellable": job is not None and job.state in ACTIVE_STATES and job.state != JobState.FINALIZING,
+            "original_retryable": job is not None and job_is_retryable(job),
+            **(extra_context or {}),
+        }
+        return super().change_view(request, object_id, form_url, extra_context=context)
 
     def get_changelist_instance(self, request):
         changelist = super().get_changelist_instance(request)
@@ -368,6 +379,14 @@ REFUSALS_SHOWN = 20
 
 def _selection_words(select_across: bool) -> str:
     return "this filter matches" if select_across else "you selected"
+
+
+def _is_uuid(text) -> bool:
+    try:
+        uuid.UUID(str(text))
+    except ValueError:
+        return False
+    return True
 
 
 def _next_batch(queryset, after) -> list:

@@ -63,3 +63,25 @@ def test_the_timeline_lists_a_retried_jobs_events_in_order(api_client_for, owner
     ]
     assert page.index("data-timeline") < page.index("Diagnostics")
     assert re.search(r'<fieldset class="[^"]*collapse', page) or "<details" in page, "the log is folded away"
+
+
+def test_the_page_offers_its_own_actions_to_an_acting_operator_only(api_client_for, owner):
+    from operators.models import OperatorAction
+
+    job_id = submit_build(api_client_for(owner), ProjectFactory(owner=owner, starter=True)).json()["id"]
+    page_url = reverse("admin:processing_processingjob_change", args=[job_id])
+    looking, acting = Client(), Client()
+    looking.force_login(operator_user(acting=False))
+    acting.force_login(operator_user(acting=True))
+
+    assert 'data-job-action="cancel"' not in looking.get(page_url).content.decode()
+    page = acting.get(page_url).content.decode()
+    assert 'data-job-action="cancel"' in page and 'data-job-action="linked"' in page
+    assert 'data-job-action="retry"' not in page, "a queued job is not retryable"
+
+    form = {"action": "cancel_jobs", "_selected_action": job_id, "confirmed": "1"}
+    acting.post(reverse("admin:processing_processingjob_changelist"), form)
+
+    assert ProcessingJob.objects.get(pk=job_id).state == JobState.CANCELLED
+    assert OperatorAction.objects.get().outcome == {"cancelled": 1}
+    assert 'data-job-action="cancel"' not in acting.get(page_url).content.decode()
