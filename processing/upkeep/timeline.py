@@ -31,7 +31,7 @@ def job_timeline(job_id: uuid.UUID) -> tuple[TimelineEvent, ...]:
     job = ProcessingJob.objects.get(pk=job_id)
     events = [(job.created_at, 0, "submitted", _submitted_detail(job))]
     if job.queued_at:
-        events.append((job.queued_at, 1, "queued", ""))
+        events.append((job.queued_at, 1, "queued", _captured_detail(job)))
     for attempt in job.attempts.select_related("session").order_by("number"):
         by = f"by {attempt.session}" if attempt.session else "by a session since removed"
         events.append((attempt.started_at, 2, f"attempt {attempt.number} claimed", by))
@@ -49,6 +49,15 @@ def job_timeline(job_id: uuid.UUID) -> tuple[TimelineEvent, ...]:
         timeline.append(TimelineEvent(at, what, detail, max(at - previous, timedelta(0)) if previous else None))
         previous = max(at, previous) if previous else at
     return tuple(timeline)
+
+
+def _captured_detail(job: ProcessingJob) -> str:
+    """The input was captured just before the job was queued: which document versions it holds."""
+    documents = (job.captured or {}).get("documents") or []
+    named = ", ".join(f"{path} v{version}" for path, version in documents[:3])
+    return (
+        f"input captured: {named}" + (f" and {len(documents) - 3} more" if len(documents) > 3 else "") if named else ""
+    )
 
 
 def _submitted_detail(job: ProcessingJob) -> str:

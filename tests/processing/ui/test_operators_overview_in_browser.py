@@ -28,7 +28,7 @@ MINUTES = 30
 def quire(django_db_setup, django_db_blocker, tmp_path_factory):
     root = tmp_path_factory.mktemp("operators-overview")
     deployment = root / "deployment.toml"
-    deployment.write_text(deployment_toml(operations=[ECHO]))
+    deployment.write_text(deployment_toml(operations=[ECHO, "latex.compile.pdf/v1"]))
     storage = root / "storage"
     storage.mkdir()
     environment = {"QUIRE_DEPLOYMENT_FILE": str(deployment), "QUIRE_TEST_OPERATIONS": "true"}
@@ -131,3 +131,29 @@ def test_the_seven_day_window_reads_the_hourly_rows(page):
 
     expect(page.locator("[data-operator-charts]")).to_have_attribute("data-loaded-window", "7d")
     expect(page.locator("[data-operator-charts]")).to_have_attribute("data-points", "4")
+
+
+def test_a_jobs_page_shows_its_timeline_top_down(page, api_client_for, owner):
+    from tests.processing.ui.test_admin_job_page import job_retried_after_a_lost_lease
+
+    job = job_retried_after_a_lost_lease(api_client_for, owner)
+    sign_in(page, operator_who_signs_in())
+
+    page.goto(f"/admin/processing/processingjob/{job.pk}/change/")
+
+    events = page.locator("table[data-timeline] tbody tr td:nth-child(3)")
+    expect(events).to_have_text(
+        [
+            "submitted",
+            "queued",
+            "attempt 1 claimed",
+            "attempt 1 lost its lease; the job went back to the queue",
+            "attempt 2 claimed",
+            "attempt 2 delivered its results",
+            "published log",
+            "published pdf",
+            "succeeded",
+        ]
+    )
+    expect(page.locator("fieldset.collapse, details").filter(has_text="Diagnostics").first).to_be_visible()
+    screenshot(page, "operators-job-timeline", full_page=True)
