@@ -145,7 +145,8 @@ def _busy_minute() -> None:
             "INSERT INTO processing_processingattempt (job_id, number, operation, claim_id, processor_contract,"
             " state, phase, lease_expires_at, started_at, ended_at, failure_class, failure_code, failure_message)"
             " SELECT id, 1, operation, gen_random_uuid(), 'c/1', 'delivered', 'processing', completed_at, started_at,"
-            " completed_at, '', '', '' FROM processing_processingjob WHERE started_at >= %s AND started_at < %s",
+            " completed_at, '', '', '' FROM processing_processingjob"
+            " WHERE started_at >= %s AND started_at < %s AND completed_at IS NOT NULL",
             [minute, minute + timedelta(minutes=1)],
         )
         cursor.execute("ANALYZE processing_processingjob")
