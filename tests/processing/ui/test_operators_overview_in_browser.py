@@ -157,3 +157,22 @@ def test_a_jobs_page_shows_its_timeline_top_down(page, api_client_for, owner):
     )
     expect(page.locator("fieldset.collapse, details").filter(has_text="Diagnostics").first).to_be_visible()
     screenshot(page, "operators-job-timeline", full_page=True)
+
+
+def test_the_job_list_fits_a_1366_pixel_screen(page, owner):
+    for n in range(3):
+        job_submit(
+            actor_id=owner.pk,
+            operation_name=ECHO,
+            idempotency_key=f"list-{n}",
+            project_id=ProjectFactory(owner=owner, starter=True, name=f"A project with a long name {n}").pk,
+        )
+    sign_in(page, operator_who_signs_in())
+
+    page.goto("/admin/processing/processingjob/")
+
+    expect(page.locator("#result_list tbody tr")).to_have_count(3)
+    overflow = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert overflow <= 0, f"the list runs {overflow} px off a 1366-px screen"
+    assert page.locator("#result_list td.field-created time").first.get_attribute("title")
+    screenshot(page, "operators-job-list-1366")
