@@ -15,10 +15,11 @@ requesters and projects, taken by the first candidates' statement in key order
 fresh snapshot under READ COMMITTED, so it sees what concurrent claims
 committed). For a single claim, the common case of an agent refilling one slot,
 that check is part of the write statement (``_admitted_query``: the same
-``within_running_limits`` rule and the session's slots): three round trips in
-all, the commit included. Several claims are recounted first (``_Tally``) and
-written together; a later round of candidates, already holding locks, only tries
-theirs and passes over a candidate another acquire holds. Each claim comes with a
+``within_running_limits`` rule and the session's slots), and outside a caller's
+transaction BEGIN and COMMIT ride with the two statements: two round trips in
+all. Several claims are recounted first (``_Tally``) and written together; a
+later round of candidates, already holding locks, only tries theirs and passes
+over a candidate another acquire holds. Each claim comes with a
 download ticket for its input and an upload ticket per result role of its
 operation. Every statement is compiled from the ORM once per process and
 prepared per connection (``config.prepared.PreparedQuery``), except the writes
@@ -29,10 +30,12 @@ import json
 import logging
 import uuid
 from collections import Counter
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import psycopg
 from django.db import connection, transaction
 from django.db.models import CharField, Count, OuterRef, Subquery, Value
 from django.db.models.functions import Cast, Coalesce, Now
@@ -193,7 +196,10 @@ def _claimed_alone(session_id: uuid.UUID, offers: dict[str, int], limit) -> list
             return []
         claims = _written(session_id, head, limit, admitting=True, committing=True)
     except BaseException:
-        connection.connection.rollback()  # psycopg's: rolls back the transaction the server has open
+        # psycopg's own: rolls back the transaction the server has open. On a broken connection there is none
+        # to roll back, and Django closes that connection after the error it raised.
+        with suppress(psycopg.Error):
+            connection.connection.rollback()
         raise
     if claims:
         return claims
