@@ -22,6 +22,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(trans
 
 OPERATIONS = ["latex.compile.pdf/v1", "typst.compile.pdf/v1", "pdf.index.text/v1"]
 BUILD_MS = 90_000
+STATUS_POLL_MS = 5_000  # the build status's poll while no build is active (processing/ui/build_status)
 THREE_PAGES = (
     "\\documentclass{article}\n\\begin{document}\n"
     + "".join(f"\\section{{Part {n}}}\nWords of part {n}.\n\\newpage\n" for n in (1, 2, 3))
@@ -203,8 +204,11 @@ def test_a_removed_members_pdf_pane_stops_loading(chromium, quire, author):
 
         member_remove(actor_id=author.pk, project_id=project.pk, username=member.username)
 
-        # The next status poll finds no build the member may see: the pane lets the PDF go and says why.
-        expect(page.locator("[data-pdf-message]")).to_have_text("This PDF is no longer available to you.")
+        # The next status poll (every 5 s once no build is active) finds no build the member may see: the pane
+        # lets the PDF go and says why. Waited for longer than that poll, which a 5-s expectation raced.
+        expect(page.locator("[data-pdf-message]")).to_have_text(
+            "This PDF is no longer available to you.", timeout=STATUS_POLL_MS * 3
+        )
         expect(page.locator("[data-pdf-pages] canvas")).to_have_count(0)
         assert page.evaluate("async (url) => (await fetch(url)).status", pdf_url) == 404
         page.reload()
