@@ -1,9 +1,9 @@
 """What other contexts may ask Operators: whether a user may act, and the audit record of an action."""
 
 from collections import Counter
+from collections.abc import Mapping
 
 from django.db import connection, transaction
-from django.db.models import F
 
 from operators.models import ActionKind, OperatorAction
 from operators.roles import ACTING_GROUP, READ_ONLY_GROUP, can_act
@@ -48,23 +48,25 @@ class ActionTally:
         self.outcomes: Counter = Counter()  # what the committed and the current transactions did
 
     def add(self, outcome: str, count: int = 1) -> None:
+        self.add_counts({outcome: count})
+
+    def add_counts(self, counts: Mapping[str, int]) -> None:
+        """What this transaction did, by outcome: one locked read and one write of the row, however many."""
         _in_transaction(self.action)
-        self.outcomes[outcome] += count
-        if self.record_id is not None:
-            updated = OperatorAction.objects.filter(pk=self.record_id).update(count=F("count") + count)
-            if updated:  # not rolled back with the transaction that created it
-                row = OperatorAction.objects.select_for_update().get(pk=self.record_id)
-                row.outcome[outcome] = row.outcome.get(outcome, 0) + count
-                row.save(update_fields=["outcome"])
-                return
-        row = OperatorAction.objects.create(
-            actor_id=self.actor.pk,
-            actor_name=self.actor.get_username(),
-            action=self.action,
-            subject=self.subject[:500],
-            count=count,
-            outcome={outcome: count},
-        )
+        self.outcomes.update(counts)
+        row = OperatorAction.objects.select_for_update().filter(pk=self.record_id).first() if self.record_id else None
+        if row is None:  # the first, or the transaction that created it rolled back
+            row = OperatorAction(
+                actor_id=self.actor.pk,
+                actor_name=self.actor.get_username(),
+                action=self.action,
+                subject=self.subject[:500],
+                count=0,
+                outcome={},
+            )
+        row.count += sum(counts.values())
+        row.outcome = dict(Counter(row.outcome) + Counter(counts))
+        row.save()
         self.record_id = row.pk
 
     def close(self) -> None:

@@ -8,6 +8,7 @@ facades, one query per page.
 """
 
 import uuid
+from collections import Counter
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
@@ -404,8 +405,7 @@ def _bulk_kind(kind, select_across: bool):
 
 def _cancel_batch(job_ids: list, tally) -> list[str]:
     with transaction.atomic():  # one batch: one short transaction, with its share of the audit record
-        for job_id in job_ids:
-            tally.add(cancel_outcome(job_cancel_by_operator(job_id=job_id)))
+        tally.add_counts(Counter(cancel_outcome(job_cancel_by_operator(job_id=job_id)) for job_id in job_ids))
     return []
 
 

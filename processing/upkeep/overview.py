@@ -145,6 +145,12 @@ def _failure_groups(now: datetime) -> tuple[FailureGroup, ...]:
         .annotate(n=Count("pk"), first=Min("completed_at"), last=Max("completed_at"))
         .order_by("-n", "failure_class", "failure_code")[:FAILURE_GROUPS_SHOWN]
     )
+    latest = (  # each group's latest job, all in one statement (DISTINCT ON)
+        failed.order_by("failure_class", "failure_code", "-completed_at")
+        .distinct("failure_class", "failure_code")
+        .values_list("failure_class", "failure_code", "pk")
+    )
+    examples = {(failure_class, code): job_id for failure_class, code, job_id in latest}
     return tuple(
         FailureGroup(
             group["failure_class"],
@@ -152,10 +158,7 @@ def _failure_groups(now: datetime) -> tuple[FailureGroup, ...]:
             group["n"],
             group["first"],
             group["last"],
-            failed.filter(failure_class=group["failure_class"], failure_code=group["failure_code"])
-            .order_by("-completed_at")
-            .values_list("pk", flat=True)
-            .first(),
+            examples[group["failure_class"], group["failure_code"]],
         )
         for group in groups
     )

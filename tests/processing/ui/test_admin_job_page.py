@@ -20,6 +20,18 @@ from tests.processing.lifecycle import build_to_success
 pytestmark = pytest.mark.django_db(transaction=True)  # each step its own transaction: its own now()
 
 LATEX = "latex.compile.pdf/v1"
+# The timeline of job_retried_after_a_lost_lease, top-down.
+RETRIED_AFTER_A_LOST_LEASE = [
+    "submitted",
+    "queued",
+    "attempt 1 claimed",
+    "attempt 1 lost its lease; the job went back to the queue",
+    "attempt 2 claimed",
+    "attempt 2 delivered its results",
+    "published log",
+    "published pdf",
+    "succeeded",
+]
 
 
 def job_retried_after_a_lost_lease(api_client_for, owner) -> ProcessingJob:
@@ -50,17 +62,7 @@ def test_the_timeline_lists_a_retried_jobs_events_in_order(api_client_for, owner
     page = client.get(reverse("admin:processing_processingjob_change", args=[job.pk])).content.decode()
 
     assert job.state == JobState.SUCCEEDED
-    assert timeline_events(page) == [
-        "submitted",
-        "queued",
-        "attempt 1 claimed",
-        "attempt 1 lost its lease; the job went back to the queue",
-        "attempt 2 claimed",
-        "attempt 2 delivered its results",
-        "published log",
-        "published pdf",
-        "succeeded",
-    ]
+    assert timeline_events(page) == RETRIED_AFTER_A_LOST_LEASE
     assert page.index("data-timeline") < page.index("Diagnostics")
     assert re.search(r'<fieldset class="[^"]*collapse', page) or "<details" in page, "the log is folded away"
 
