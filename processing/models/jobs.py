@@ -277,6 +277,14 @@ class ProcessingJob(models.Model):
                 name="job_reuse_requester",
             ),
             models.Index(fields=["completed_at"], condition=Q(completed_at__isnull=False), name="job_retention"),
+            # The operators' job list, newest first: unfiltered or by any filter, the page is read from the head
+            # of this index; the count of a filter on ended states (and an operation) is read from the next one.
+            models.Index(fields=["-created_at", "-id"], name="job_by_created"),
+            models.Index(
+                fields=["state", "operation", "-created_at", "-id"],
+                condition=Q(state__in=TERMINAL_STATES),
+                name="job_ended_by_state",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from processing.models import AttemptState, JobState, ProcessingJob
 
 _ENDINGS = {
-    AttemptState.DELIVERED: "delivered its results",
+    AttemptState.DELIVERED: "delivered its results; finalization began",
     AttemptState.FAILED: "failed",
     AttemptState.RELEASED: "released the job back to the queue",
     AttemptState.LOST: "lost its lease; the job went back to the queue",
@@ -31,7 +31,8 @@ def job_timeline(job_id: uuid.UUID) -> tuple[TimelineEvent, ...]:
     job = ProcessingJob.objects.get(pk=job_id)
     events = [(job.created_at, 0, "submitted", _submitted_detail(job))]
     if job.queued_at:
-        events.append((job.queued_at, 1, "queued", _captured_detail(job)))
+        # Capture and queueing commit together (submission.submit.job_queue_or_reuse): one event, one time.
+        events.append((job.queued_at, 1, "input captured, queued", _captured_detail(job)))
     for attempt in job.attempts.select_related("session").order_by("number"):
         by = f"by {attempt.session}" if attempt.session else "by a session since removed"
         events.append((attempt.started_at, 2, f"attempt {attempt.number} claimed", by))
@@ -39,7 +40,7 @@ def job_timeline(job_id: uuid.UUID) -> tuple[TimelineEvent, ...]:
             code = f" ({attempt.failure_class}: {attempt.failure_code})" if attempt.failure_class else ""
             events.append((attempt.ended_at, 3, f"attempt {attempt.number} {_ENDINGS[attempt.state]}", code.strip()))
     for artifact in job.artifacts.order_by("created_at"):
-        events.append((artifact.created_at, 4, f"published {artifact.role}", artifact.filename))
+        events.append((artifact.created_at, 4, f"finalization published {artifact.role}", artifact.filename))
     events.sort(key=lambda event: (event[0], event[1]))
     if job.completed_at:
         # Last, whatever the clocks say: publication commits in the terminal transaction, whose time is its start.
@@ -52,12 +53,10 @@ def job_timeline(job_id: uuid.UUID) -> tuple[TimelineEvent, ...]:
 
 
 def _captured_detail(job: ProcessingJob) -> str:
-    """The input was captured just before the job was queued: which document versions it holds."""
+    """Which document versions the captured input holds."""
     documents = (job.captured or {}).get("documents") or []
     named = ", ".join(f"{path} v{version}" for path, version in documents[:3])
-    return (
-        f"input captured: {named}" + (f" and {len(documents) - 3} more" if len(documents) > 3 else "") if named else ""
-    )
+    return f"{named} and {len(documents) - 3} more" if len(documents) > 3 else named
 
 
 def _submitted_detail(job: ProcessingJob) -> str:

@@ -6,6 +6,7 @@ server, signed in as an operator):
   admin_overview_live_ms_p50 / p99       its five-second refresh (the live part alone)
   admin_charts_ms_p50_<window> / p99     the charts' data for 1h, 24h and 7d
   admin_job_list_ms_p50 / p99            the job list filtered by state and operation
+  admin_job_list_unfiltered_ms_p50 / p99 the job list as an operator first opens it (every job, newest first)
   rollup_busy_minute_ms                  one rollup of a minute in which 10,000 jobs finished
 Sizes: BENCH_N jobs (default 1,000,000), BENCH_DAYS of rollups (default 30).
 """
@@ -110,6 +111,7 @@ def _pages(base: str, cookie: str, count: int) -> None:
         **{f"admin_charts_{window}": f"{overview}charts/?window={window}" for window in ("1h", "24h", "7d")},
         "admin_job_list": f"{base}/admin/processing/processingjob/?state__exact=failed"
         "&operation__exact=latex.compile.pdf%2Fv1",
+        "admin_job_list_unfiltered": f"{base}/admin/processing/processingjob/",
     }
     for name, url in targets.items():
         _timed_gets(url, cookie)  # warm: connections, caches, the first plan

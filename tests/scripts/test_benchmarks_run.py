@@ -114,8 +114,8 @@ SMOKES = {
     ),
     "bench-admin": Smoke(
         {"BENCH_N": "2000", "BENCH_REPS": "1", "BENCH_REQUESTS": "3", "BENCH_DAYS": "2", "BENCH_BUSY_MINUTE": "200"},
-        (*(f"{page}_ms_{stat}" for page in ("admin_overview", "admin_overview_live", "admin_job_list")
-           for stat in ("p50", "p99")),
+        (*(f"{page}_ms_{stat}" for stat in ("p50", "p99")
+           for page in ("admin_overview", "admin_overview_live", "admin_job_list", "admin_job_list_unfiltered")),
          *(f"admin_charts_ms_{stat}_{window}" for window in ("1h", "24h", "7d") for stat in ("p50", "p99")),
          "rollup_busy_minute_ms"),
     ),

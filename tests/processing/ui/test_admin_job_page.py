@@ -23,13 +23,13 @@ LATEX = "latex.compile.pdf/v1"
 # The timeline of job_retried_after_a_lost_lease, top-down.
 RETRIED_AFTER_A_LOST_LEASE = [
     "submitted",
-    "queued",
+    "input captured, queued",
     "attempt 1 claimed",
     "attempt 1 lost its lease; the job went back to the queue",
     "attempt 2 claimed",
-    "attempt 2 delivered its results",
-    "published log",
-    "published pdf",
+    "attempt 2 delivered its results; finalization began",
+    "finalization published log",
+    "finalization published pdf",
     "succeeded",
 ]
 
@@ -63,7 +63,10 @@ def test_the_timeline_lists_a_retried_jobs_events_in_order(api_client_for, owner
 
     assert job.state == JobState.SUCCEEDED
     assert timeline_events(page) == RETRIED_AFTER_A_LOST_LEASE
-    assert page.index("data-timeline") < page.index("Diagnostics")
+    order = [
+        page.index(mark) for mark in ("data-timeline", 'id="attempts-group"', 'id="artifacts-group"', "Diagnostics")
+    ]
+    assert order == sorted(order), "timeline, then attempts and artifacts, then the diagnostics"
     assert re.search(r'<fieldset class="[^"]*collapse', page) or "<details" in page, "the log is folded away"
 
 

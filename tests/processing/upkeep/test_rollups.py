@@ -19,6 +19,7 @@ from processing.models import (
     Resolution,
 )
 from processing.upkeep.rollups import KEPT, bucket_write, rollups_pass
+from tests.concurrency import run_together
 from tests.processing import worker_calls as worker
 
 pytestmark = pytest.mark.django_db
@@ -190,3 +191,24 @@ def test_old_buckets_are_retired(owner):
     rollups_pass(now)
 
     assert not OperationRollup.objects.filter(bucket_start__lt=now - KEPT[Resolution.MINUTE]).exists()
+
+
+@pytest.mark.django_db(transaction=True)  # the writers are other connections: the rows must be committed
+def test_maintenance_loops_writing_the_same_buckets_at_once_agree(owner):
+    """Several Core processes may run the maintenance loop: writers of one bucket at the same moment leave one
+    row per operation, with the figures a single writer gives."""
+    scripted_hour(owner)
+    minute = HOUR + timedelta(minutes=7)
+    writers = [lambda: bucket_write(Resolution.MINUTE, minute) for _ in range(4)]
+    writers += [lambda: bucket_write(Resolution.HOUR, HOUR) for _ in range(4)]
+
+    errors = run_together(*writers)
+
+    assert errors == []
+    for resolution, start, length in (
+        (Resolution.MINUTE, minute, timedelta(minutes=1)),
+        (Resolution.HOUR, HOUR, timedelta(hours=1)),
+    ):
+        for operation in (ECHO, LATEX):
+            (row,) = OperationRollup.objects.filter(resolution=resolution, operation=operation, bucket_start=start)
+            assert_figures_equal(row, expected(operation, start, start + length))
