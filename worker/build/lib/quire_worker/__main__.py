@@ -1,0 +1,5 @@
+import sys
+
+from quire_worker.main import run
+
+sys.exit(run())

@@ -1,0 +1,1 @@
+"""Processors: bounded transformations from an unpacked input to candidate outputs."""

@@ -1,0 +1,108 @@
+"""Which failure class a finished LaTeX build belongs to (docs/architecture.md §13), or none."""
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from quire_worker.contracts import CompletedRun, Diagnostics, FailureClass, Limits, ProcessorFailure
+from quire_worker.processors.latex.diagnostics import MAX_ENTRIES
+
+MISSING_FILE = re.compile(r"File [`'](?P<name>[^`']+)' not found")
+# Files a project normally takes from the TeX distribution rather than shipping itself.
+DISTRIBUTION_EXTENSIONS = frozenset(
+    {".sty", ".cls", ".clo", ".cfg", ".def", ".fd", ".ldf", ".bbx", ".cbx", ".lbx", ".dbx", ".bst"}
+)
+MISSING_FONT = (
+    re.compile(r'The font "(?P<name>[^"]+)" cannot be found'),  # fontspec, XeLaTeX and LuaLaTeX
+    re.compile(r'Font \\\S+="?(?P<name>[^"=\s]+)"?(?: at \S+)? not loadable'),  # \font primitives
+)
+MISSING_BIBLIOGRAPHY_STYLE = re.compile(r"I couldn't open style file (?P<name>\S+)")
+MISSING_PROGRAM = re.compile(r"^sh: \d+: (?P<name>\S+): not found$", re.MULTILINE)
+# The shell latexmk runs each tool through names the signal that ended it.
+CPU_EXHAUSTED = "CPU time limit exceeded"
+FILE_TOO_BIG = "File size limit exceeded"
+# TeX's own fixed-size tables, or the address-space limit as the engines report it.
+MEMORY_EXHAUSTED = re.compile(r"TeX capacity exceeded|memory exhausted|not enough memory|out of memory", re.I)
+
+
+@dataclass(frozen=True)
+class BuildEvidence:
+    run: CompletedRun
+    log: str  # engine log, bibliography log and tool messages, as far as they were read
+    stderr: str
+    diagnostics: Diagnostics  # bounded log and entries, attached to any failure
+    pdf_produced: bool
+    largest_file_bytes: int
+
+
+def classify_build(evidence: BuildEvidence, limits: Limits) -> ProcessorFailure | None:
+    """The failure this build ended in, or None when its PDF can be published."""
+    for check in (_stopped, _resource_exhausted, _missing_dependency, _rejected):
+        code_and_message = check(evidence, limits)
+        if code_and_message is not None:
+            failure_class, code, message = code_and_message
+            return ProcessorFailure(failure_class, code, message, evidence.diagnostics)
+    return None
+
+
+def _stopped(evidence: BuildEvidence, limits: Limits) -> tuple[str, str, str] | None:
+    run = evidence.run
+    if run.cancelled:
+        return FailureClass.WORKER_INTERRUPTED, "cancelled", "the build was cancelled"
+    if run.timed_out:
+        return FailureClass.RESOURCE_LIMIT, "wall_time_limit", f"the build ran past {limits.wall_seconds:g} s"
+    if run.output_limit_exceeded:
+        message = f"the build wrote more than {limits.output_bytes} bytes"
+        return FailureClass.RESOURCE_LIMIT, "output_size_limit", message
+    return None
+
+
+def _resource_exhausted(evidence: BuildEvidence, limits: Limits) -> tuple[str, str, str] | None:
+    if FILE_TOO_BIG in evidence.stderr or evidence.largest_file_bytes >= limits.file_size_bytes:
+        message = f"the build wrote a file larger than {limits.file_size_bytes} bytes"
+        return FailureClass.RESOURCE_LIMIT, "file_size_limit", message
+    if CPU_EXHAUSTED in evidence.stderr:
+        message = f"a build step used more than {limits.cpu_seconds} s of CPU time"
+        return FailureClass.RESOURCE_LIMIT, "cpu_time_limit", message
+    exhausted = MEMORY_EXHAUSTED.search(evidence.log) or MEMORY_EXHAUSTED.search(evidence.stderr)
+    if exhausted and not evidence.pdf_produced:
+        return FailureClass.RESOURCE_LIMIT, "memory_limit", "the build ran out of memory"
+    return None
+
+
+def _missing_dependency(evidence: BuildEvidence, limits: Limits) -> tuple[str, str, str] | None:
+    if evidence.run.returncode == 0 and evidence.pdf_produced:
+        return None
+    for found in MISSING_FILE.finditer(evidence.log):
+        if PurePosixPath(found["name"]).suffix in DISTRIBUTION_EXTENSIONS:
+            return _not_installed("missing_package", found["name"])
+    for pattern in MISSING_FONT:
+        if found := pattern.search(evidence.log):
+            return _not_installed("missing_font", f"the font {found['name']}")
+    if found := MISSING_BIBLIOGRAPHY_STYLE.search(evidence.log):
+        return _not_installed("missing_package", found["name"])
+    if found := MISSING_PROGRAM.search(evidence.stderr):
+        return _not_installed("missing_program", found["name"])
+    return None
+
+
+def _not_installed(code: str, what: str) -> tuple[str, str, str]:
+    return FailureClass.UNSUPPORTED_DEPENDENCY, code, f"{what} is not installed on this worker"
+
+
+def _rejected(evidence: BuildEvidence, limits: Limits) -> tuple[str, str, str] | None:
+    if evidence.run.returncode == 0 and evidence.pdf_produced:
+        return None
+    errors = [entry for entry in evidence.diagnostics.entries if entry.severity == "error"]
+    if errors:
+        first_error = errors[0]
+        place = ":".join(str(part) for part in (first_error.file, first_error.line) if part is not None)
+        message = f"{place}: {first_error.message}" if place else first_error.message
+        if len(errors) > 1:  # the diagnostics list them all, up to their bound
+            at_least = "at least " if len(evidence.diagnostics.entries) >= MAX_ENTRIES else ""
+            message += f" (and {at_least}{len(errors) - 1} more error{'s' * (len(errors) > 2)})"
+        return FailureClass.PROCESSOR_REJECTED, "latex_error", message
+    if not evidence.pdf_produced:
+        return FailureClass.PROCESSOR_REJECTED, "no_pdf", "the build produced no PDF"
+    message = f"latexmk failed (exit status {evidence.run.returncode})"
+    return FailureClass.PROCESSOR_REJECTED, "build_failed", message
