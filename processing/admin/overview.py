@@ -78,12 +78,13 @@ def overview_act(model_admin, request):
 
 def _pause(actor, operation: str) -> str:
     done = operation_pause(actor=actor, operation=operation)
-    return f"{operation} paused: no new claims; running jobs finish." if done else f"{operation} was paused already."
+    # Messages are shown with a capital first letter: an operation's name does not start one.
+    return f"Paused {operation}: no new claims; running jobs finish." if done else f"Already paused: {operation}."
 
 
 def _resume(actor, operation: str) -> str:
     done = operation_resume(actor=actor, operation=operation)
-    return f"{operation} resumed." if done else f"{operation} was not paused."
+    return f"Resumed {operation}." if done else f"Not paused: {operation}."
 
 
 def _drain(actor, session_id: str) -> str:

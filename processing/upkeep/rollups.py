@@ -31,6 +31,7 @@ class PassReport:
     minutes: int
     hours: int
     retired: int
+    caught_up: int  # buckets written only now, more than SETTLE after they ended: the loop had not run
 
 
 def bucket_write(resolution: Resolution, start: datetime, *, sample: bool = False) -> None:
@@ -49,20 +50,21 @@ def bucket_write(resolution: Resolution, start: datetime, *, sample: bool = Fals
 
 def rollups_pass(now: datetime | None = None) -> PassReport:
     now = now or db_now()
-    minutes = _due(Resolution.MINUTE, now)
+    minutes, late_minutes = _due(Resolution.MINUTE, now)
     for start in minutes:
         # Gauges only for the minute that has just ended: the queue now is what it held then.
         bucket_write(
             Resolution.MINUTE, start, sample=now - (start + LENGTH[Resolution.MINUTE]) < LENGTH[Resolution.MINUTE]
         )
-    hours = _due(Resolution.HOUR, now)
+    hours, late_hours = _due(Resolution.HOUR, now)
     for start in hours:
         bucket_write(Resolution.HOUR, start)
-    return PassReport(len(minutes), len(hours), _retire(now))
+    return PassReport(len(minutes), len(hours), _retire(now), late_minutes + late_hours)
 
 
-def _due(resolution: Resolution, now: datetime) -> list[datetime]:
-    """The buckets to write: those that ended within SETTLE (again), and those missing since the last one."""
+def _due(resolution: Resolution, now: datetime) -> tuple[list[datetime], int]:
+    """The buckets to write: those that ended within SETTLE (again), and those missing since the last one;
+    and how many of those missing had ended before SETTLE."""
     length = LENGTH[resolution]
     last_ended = _floor(now, resolution) - length
     settling = [start for start in _starts(last_ended, now - SETTLE - length, length)]
@@ -75,7 +77,8 @@ def _due(resolution: Resolution, now: datetime) -> list[datetime]:
     oldest_kept = now - KEPT[resolution]
     missing_from = max(latest + length if latest else last_ended, oldest_kept, last_ended - length * CATCH_UP)
     missing = _starts(last_ended, missing_from - length, length)
-    return sorted(set(settling) | set(missing))[-CATCH_UP:]
+    due = sorted(set(settling) | set(missing))[-CATCH_UP:]
+    return due, len(set(due) - set(settling))
 
 
 def _starts(last: datetime, after: datetime, length: timedelta) -> list[datetime]:

@@ -40,7 +40,8 @@ def job_timeline(job_id: uuid.UUID) -> tuple[TimelineEvent, ...]:
             code = f" ({attempt.failure_class}: {attempt.failure_code})" if attempt.failure_class else ""
             events.append((attempt.ended_at, 3, f"attempt {attempt.number} {_ENDINGS[attempt.state]}", code.strip()))
     for artifact in job.artifacts.order_by("created_at"):
-        events.append((artifact.created_at, 4, f"finalization published {artifact.role}", artifact.filename))
+        published = f"reused {artifact.role}" if job.cache_hit else f"finalization published {artifact.role}"
+        events.append((artifact.created_at, 4, published, artifact.filename))
     events.sort(key=lambda event: (event[0], event[1]))
     if job.completed_at:
         # Last, whatever the clocks say: publication commits in the terminal transaction, whose time is its start.

@@ -90,3 +90,17 @@ def test_the_page_offers_its_own_actions_to_an_acting_operator_only(api_client_f
     assert ProcessingJob.objects.get(pk=job_id).state == JobState.CANCELLED
     assert OperatorAction.objects.get().outcome == {"cancelled": 1}
     assert 'data-job-action="cancel"' not in acting.get(page_url).content.decode()
+
+
+def test_a_reused_jobs_timeline_says_its_results_were_reused_not_finalized(api_client_for, owner):
+    client_of_owner = api_client_for(owner)
+    project = ProjectFactory(owner=owner, starter=True)
+    build_to_success(submit_build(client_of_owner, project, key="first").json()["id"])
+    reused = ProcessingJob.objects.get(pk=submit_build(client_of_owner, project, key="second").json()["id"])
+    client = Client()
+    client.force_login(operator_user(acting=False))
+
+    page = client.get(reverse("admin:processing_processingjob_change", args=[reused.pk])).content.decode()
+
+    assert reused.cache_hit and reused.state == JobState.SUCCEEDED
+    assert timeline_events(page) == ["submitted", "reused log", "reused pdf", "succeeded"]

@@ -169,6 +169,18 @@ def test_the_minute_just_ended_samples_the_queue(owner):
     assert not older.exists(), "a fresh database starts at the last minute"
 
 
+def test_a_pass_after_downtime_catches_up_the_minutes_it_missed_and_says_so():
+    ended = timezone.now().replace(second=0, microsecond=0) - timedelta(minutes=1)
+    rollups_pass(ended - timedelta(minutes=10) + timedelta(seconds=1))  # the loop ran, then was down 10 minutes
+
+    after_downtime = rollups_pass(ended + timedelta(minutes=1, seconds=1))
+    again = rollups_pass(ended + timedelta(minutes=1, seconds=6))  # the next pass, five seconds on
+
+    written = set(OperationRollup.objects.filter(resolution=Resolution.MINUTE).values_list("bucket_start", flat=True))
+    assert written >= {ended - timedelta(minutes=m) for m in range(11)}, "every minute of the downtime is written"
+    assert after_downtime.caught_up >= 7 and again.caught_up == 0, "routine passes report nothing"
+
+
 def test_an_hours_gauges_are_the_most_its_minutes_held():
     for minute, queued in ((0, 3), (1, 9), (2, 4)):
         bucket_write(Resolution.MINUTE, HOUR + timedelta(minutes=minute))
