@@ -97,6 +97,11 @@ class ProcessingJobAdmin(ReadOnlyAdmin):
         ("Diagnostics", {"classes": ("collapse",), "fields": ("diagnostic_entries", "diagnostic_log")}),
     )  # fmt: skip
 
+    def get_fieldsets(self, request, obj=None):
+        if obj is not None and not obj.failure_class:
+            return [fieldset for fieldset in self.fieldsets if fieldset[0] != "Failure"]
+        return self.fieldsets
+
     def get_urls(self):
         return [*overview_urls(self), *super().get_urls()]
 

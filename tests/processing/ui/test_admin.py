@@ -134,6 +134,16 @@ def test_the_lists_offer_the_known_values_without_reading_every_row(operator, pa
         assert f"={quote(value, safe='')}" in listed, f"the filter offers {value}"
 
 
+def test_a_jobs_page_shows_a_failure_only_for_a_job_that_failed(operator, owner_client, project, failed_build):
+    succeeded = build_to_success(submit_build(owner_client, project, key="fine").json()["id"])
+
+    failed_page = operator.get(f"{JOBS}{failed_build.pk}/change/").content.decode()
+    succeeded_page = operator.get(f"{JOBS}{succeeded.pk}/change/").content.decode()
+
+    assert ">Failure<" in failed_page and failed_build.failure_code in failed_page
+    assert ">Failure<" not in succeeded_page and ">Timeline<" in succeeded_page
+
+
 @pytest.mark.parametrize("term", ["requester", "project", "id-prefix", "id"])
 def test_search_by_id_requester_or_project(operator, owner, project, queued_build, term):
     other = UserFactory()
