@@ -1,5 +1,0 @@
-import sys
-
-from quire_worker.main import run
-
-sys.exit(run())

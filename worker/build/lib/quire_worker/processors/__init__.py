@@ -1,1 +1,0 @@
-"""Processors: bounded transformations from an unpacked input to candidate outputs."""
