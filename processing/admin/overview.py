@@ -23,14 +23,14 @@ from processing.upkeep.overview import processing_overview
 
 
 def overview_urls(model_admin) -> list:
-    def view(function, name: str):
-        return path(
-            f"overview/{name}" if name else "overview/",
-            model_admin.admin_site.admin_view(lambda request: function(model_admin, request)),
-            name="_".join(filter(None, ("processing_overview", name.rstrip("/")))),
-        )
+    def view(route: str, function, name: str):
+        return path(route, model_admin.admin_site.admin_view(lambda request: function(model_admin, request)), name=name)
 
-    return [view(overview_page, ""), view(overview_act, "act/"), view(overview_charts, "charts/")]
+    return [
+        view("overview/", overview_page, "processing_overview"),
+        view("overview/act/", overview_act, "processing_overview_act"),
+        view("overview/charts/", overview_charts, "processing_overview_charts"),
+    ]
 
 
 def overview_page(model_admin, request):
