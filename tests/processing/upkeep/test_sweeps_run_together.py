@@ -1,0 +1,60 @@
+"""Several Core replicas each run the maintenance loop: sweeps at the same moment, on separate connections,
+do each piece of work once (a lost lease is retried once, a deadline expires a job once) and leave every
+promise of the invariant checker holding."""
+
+import logging
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from processing.models import AttemptState, JobState, ProcessingAttempt, ProcessingJob, SessionState, WorkerSession
+from processing.queue.claims import claim_acquire
+from processing.upkeep.invariants import check_all
+from processing.upkeep.reapers import sweep
+from tests.concurrency import run_together
+from tests.factories import UserFactory
+from tests.processing import worker_calls as worker
+from tests.processing.factories import WorkerSessionFactory
+
+# The sweeps are other connections; the live-documents step also cleans the channel layer's database.
+pytestmark = pytest.mark.django_db(transaction=True, databases=["default", "channels_postgres"])
+
+LOST, EXPIRED = 6, 2
+
+
+def jobs_with_lost_leases() -> list[str]:
+    # Each of its own requester: running limits do not stop the claims.
+    job_ids = [job_id for _ in range(LOST) for job_id in worker.queue_echo_jobs(UserFactory(), 1)]
+    session = WorkerSessionFactory(processors={worker.ECHO: LOST})
+    for _ in job_ids:
+        assert claim_acquire(session_id=session.pk, offers={worker.ECHO: 1}) is not None
+    ProcessingAttempt.objects.filter(session=session).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    return job_ids
+
+
+def jobs_past_their_queue_deadline(owner) -> list:
+    jobs = ProcessingJob.objects.filter(pk__in=worker.queue_echo_jobs(owner, EXPIRED))
+    jobs.update(deadline_at=timezone.now() - timedelta(seconds=1))
+    return list(jobs.values_list("pk", flat=True))
+
+
+def test_three_sweeps_at_once_do_each_piece_of_work_once(owner, caplog):
+    lost = jobs_with_lost_leases()
+    past_deadline = jobs_past_their_queue_deadline(owner)
+    gone = WorkerSessionFactory(expires_at=timezone.now() - timedelta(seconds=1))
+    reports = []
+
+    with caplog.at_level(logging.ERROR):
+        errors = run_together(*[lambda: reports.append(sweep()) for _ in range(3)])
+
+    assert errors == [] and len(reports) == 3
+    assert not [record for record in caplog.records if record.getMessage() == "reaper step failed"]
+    assert sum(report.counts["leases_lost"] for report in reports) == LOST
+    assert sum(report.counts["deadlines_expired"] for report in reports) == EXPIRED
+    assert sum(report.counts["sessions_expired"] for report in reports) == 1
+    for job in ProcessingJob.objects.filter(pk__in=lost):
+        assert (job.state, job.attempts.filter(state=AttemptState.LOST).count()) == (JobState.QUEUED, 1), job
+    assert set(ProcessingJob.objects.filter(pk__in=past_deadline).values_list("state", flat=True)) == {JobState.EXPIRED}
+    assert WorkerSession.objects.get(pk=gone.pk).state == SessionState.EXPIRED
+    assert check_all(include_outbox=False) == []
