@@ -6,8 +6,8 @@ def https_settings(hsts_seconds: int) -> dict:
         "SESSION_COOKIE_SECURE": True,
         "CSRF_COOKIE_SECURE": True,
         "SECURE_SSL_REDIRECT": True,
-        # Prometheus scrapes from inside the deployment, over plain HTTP.
-        "SECURE_REDIRECT_EXEMPT": [r"^metrics$"],
+        # Prometheus scrapes, and the load balancer checks replicas, from inside the deployment over plain HTTP.
+        "SECURE_REDIRECT_EXEMPT": [r"^metrics$", r"^healthz$"],
         # The proxy terminating TLS says so; trust it only behind one (the deployment's, which sets it).
         "SECURE_PROXY_SSL_HEADER": ("HTTP_X_FORWARDED_PROTO", "https"),
         "SECURE_HSTS_SECONDS": hsts_seconds,

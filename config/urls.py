@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from access.api.views import MemberDeleteApi, MemberListApi
 from collaboration.api.views import DocumentStateApi, DocumentUpdateApi
 from config.http import pages
+from config.http.health import healthz
 from config.metrics import metrics_view
 from library.api.views import LibraryDocumentApi, LibraryListCreateApi, LibraryPdfApi, LibrarySearchApi
 from office.api.converters import OfficePathConverter
@@ -74,6 +75,7 @@ urlpatterns = [
     *api_v1,
     path(f"{PROTOCOL_PREFIX.removeprefix('/')}/", include("processing.protocol.urls")),
     path("metrics", metrics_view, name="metrics"),
+    path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("", include("access.urls")),
     path("", include("workspace.urls")),

@@ -20,6 +20,7 @@ from processing.finalization.registry import Finalizer, finalizer_register
 from processing.models import FailureClass, OutboxEvent, ProcessingBlob, ProcessingJob, StagedOutput
 from processing.models.jobs import ACTIVE_STATES
 from processing.outbox import outbox_emit
+from processing.queue.wakeups import wakeups
 from processing.selectors import job_visible
 from processing.submission.idempotency import Scope as SubmissionScope
 from processing.submission.idempotency import command_digest
@@ -89,3 +90,8 @@ def blobs_present(*, blob_ids) -> set[int]:
 def outbox_payload_values(*, kind: str, field: str) -> set:
     """The values of ``payload[field]`` among the outbox events of ``kind`` (dispatched or not)."""
     return set(OutboxEvent.objects.filter(kind=kind).values_list(f"payload__{field}", flat=True))
+
+
+def wakeup_listener_ready(*, timeout: float) -> bool:
+    """Whether this process hears the queue's and jobs' NOTIFY wake-ups (a replica's health check)."""
+    return wakeups.listening(timeout=timeout)

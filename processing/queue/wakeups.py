@@ -101,6 +101,13 @@ class Wakeups:
                 if not watches:
                     del self._watches[watched]
 
+    def listening(self, *, timeout: float) -> bool:
+        """Whether this process's listener is connected, starting it if it has not been, waiting up to
+        ``timeout`` for it to connect (a replica's health check: without it, waits only poll)."""
+        self._ensure_started()
+        with self.condition:
+            return self.condition.wait_for(lambda: self.connected, timeout=timeout)
+
     def stop(self) -> None:
         """Close the listening connection (tests drop their database afterwards)."""
         self._stop.set()
@@ -114,13 +121,18 @@ class Wakeups:
             return
         with self._start_lock:
             if self._thread is None or not self._thread.is_alive():
-                params = {
-                    key: value
-                    for key, value in connections["default"].get_connection_params().items()
-                    if key not in ("cursor_factory", "context")  # Django's cursor tuning is not needed here
-                }
+                params = self.listener_connection_params()
                 self._thread = threading.Thread(target=self._listen_forever, args=(params,), daemon=True)
                 self._thread.start()
+
+    @staticmethod
+    def listener_connection_params() -> dict:
+        """Where the listener connects: the database Django's own connection is configured for."""
+        return {
+            key: value
+            for key, value in connections["default"].get_connection_params().items()
+            if key not in ("cursor_factory", "context")  # Django's cursor tuning is not needed here
+        }
 
     def _notified(self, channel: str, payload: str) -> None:
         with self.condition:
