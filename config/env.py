@@ -15,7 +15,7 @@ env = environ.Env(
     # Off unless asked for: the technical 404 and 500 pages list routes and settings. `make run` turns it on.
     DEBUG=(bool, False),
     # Served over HTTPS (directly or behind a proxy that says so in X-Forwarded-Proto): secure cookies, HSTS,
-    # and plain HTTP redirected, except /metrics (scraped over plain HTTP inside the deployment).
+    # and plain HTTP redirected, except /metrics and /healthz (asked over plain HTTP inside the deployment).
     QUIRE_HTTPS=(bool, False),
     QUIRE_HSTS_SECONDS=(int, 365 * 24 * 3600),
     # Start even when the database's commits are not flushed (synchronous_commit = off): see config/durable_commit.py
@@ -25,6 +25,8 @@ env = environ.Env(
     QUIRE_SIGNIN_LOCKOUT_MINUTES=(int, 15),
     ALLOWED_HOSTS=(list, ["127.0.0.1", "localhost", "[::1]", "testserver"]),
     DATABASE_URL=(str, ""),
+    # PostgreSQL itself, for the connections that LISTEN, when DATABASE_URL goes through a transaction pooler
+    DATABASE_DIRECT_URL=(str, ""),
     SECRET_KEY=(str, ""),
     QUIRE_DEPLOYMENT_FILE=(str, ""),
     QUIRE_DISTRIBUTION=(str, "community"),

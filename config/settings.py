@@ -135,10 +135,27 @@ def _databases() -> dict:
 DATABASES = _databases()
 
 
+def _direct_database() -> dict | None:
+    """``DATABASE_DIRECT_URL``: PostgreSQL itself, for the connections that LISTEN (wake-ups, the relay's and a
+    consumer's, the channel layer) when ``DATABASE_URL`` goes through a transaction pooler such as PgBouncer,
+    which cannot keep a session's LISTEN (config/direct_database.py)."""
+    url = env("DATABASE_DIRECT_URL")
+    if not url:
+        return None
+    config = env.db_url_config(url)
+    options = {"options": DATABASES["default"]["OPTIONS"].get("options", "")}
+    return {**config, "OPTIONS": {**config.get("OPTIONS", {}), **options}, "TEST": {"MIRROR": "default"}}
+
+
+if direct := _direct_database():
+    DATABASES["direct"] = direct
+
+
 def _channel_layer_database() -> dict:
-    """The database the PostgreSQL channel layer uses: Quire's own, unless ``CHANNEL_LAYER_URL`` names another."""
+    """The database the PostgreSQL channel layer uses (it LISTENs): Quire's own, directly when
+    ``DATABASE_DIRECT_URL`` is set, unless ``CHANNEL_LAYER_URL`` names another."""
     url = env("CHANNEL_LAYER_URL")
-    database = env.db_url_config(url) if url else DATABASES["default"]
+    database = env.db_url_config(url) if url else DATABASES.get("direct", DATABASES["default"])
     keys = ("ENGINE", "NAME", "USER", "PASSWORD", "HOST", "PORT")
     # Connection options (a socket directory given as ``?host=``, TLS) carry over; Django's pool and prepared
     # statements do not: the layer keeps a psycopg pool of its own and plain statements.

@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 
 import psycopg
-from django.db import connections
 
+from config.direct_database import direct_connection_params
 from processing.notify import QUEUE_CHANNEL
 
 logger = logging.getLogger(__name__)
@@ -127,12 +127,8 @@ class Wakeups:
 
     @staticmethod
     def listener_connection_params() -> dict:
-        """Where the listener connects: the database Django's own connection is configured for."""
-        return {
-            key: value
-            for key, value in connections["default"].get_connection_params().items()
-            if key not in ("cursor_factory", "context")  # Django's cursor tuning is not needed here
-        }
+        """Where the listener connects: PostgreSQL itself (``DATABASE_DIRECT_URL``, else Django's database)."""
+        return direct_connection_params()
 
     def _notified(self, channel: str, payload: str) -> None:
         with self.condition:

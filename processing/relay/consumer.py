@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from processing.relay.brokers import CONNECT_TIMEOUT_SECONDS, amqp_topology_declare, is_amqp, quire_conninfo
+from config.direct_database import direct_connection_params
+from processing.relay.brokers import CONNECT_TIMEOUT_SECONDS, amqp_topology_declare, is_amqp
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class NotifySubscriber:
     def __init__(self, conninfo: str | dict | None = None, *, channel: str | None = None):
         import psycopg
 
-        options = {"conninfo": conninfo} if isinstance(conninfo, str) else dict(conninfo or quire_conninfo())
+        options = {"conninfo": conninfo} if isinstance(conninfo, str) else dict(conninfo or direct_connection_params())
         self.connection = psycopg.connect(**options, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS)
         self.connection.execute(f'LISTEN "{channel or settings.OUTBOX_NOTIFY_CHANNEL}"')
 

@@ -25,8 +25,9 @@ from django.conf import settings
 from django.db import connection, transaction
 from prometheus_client import Counter
 
+from config.direct_database import direct_connection_params
 from processing.outbox import WAKEUP_CHANNEL
-from processing.relay.brokers import Broker, EventMessage, message_body, quire_conninfo
+from processing.relay.brokers import Broker, EventMessage, message_body
 
 logger = logging.getLogger(__name__)
 
@@ -149,7 +150,7 @@ class Wakeups:
         import psycopg
 
         try:
-            self._connection = psycopg.connect(**quire_conninfo(), autocommit=True)
+            self._connection = psycopg.connect(**direct_connection_params(), autocommit=True)
             self._connection.execute(f"LISTEN {WAKEUP_CHANNEL}")
         except psycopg.Error:
             logger.warning("cannot LISTEN for outbox wake-ups; polling only", exc_info=True)

@@ -68,6 +68,7 @@ def blob_ids_kept(blob_ids: list[int]) -> set[int]:
 @dataclass
 class SweepReport:
     counts: dict[str, int] = field(default_factory=dict)
+    failed: list[str] = field(default_factory=list)  # the steps that raised (logged, counted in /metrics)
 
     def add(self, step: str, count: int) -> None:
         self.counts[step] = self.counts.get(step, 0) + count
@@ -270,6 +271,7 @@ def sweep() -> SweepReport:
         except Exception:
             logger.exception("reaper step failed", extra={"step": name})
             cleanup_failures.labels(step=name).inc()
+            report.failed.append(name)
     for prefix, upkeep in (("documents", live_documents_upkeep), ("workspace", workspace.content_collect)):
         try:
             for name, count in upkeep().items():
@@ -277,4 +279,5 @@ def sweep() -> SweepReport:
         except Exception:
             logger.exception("reaper step failed", extra={"step": prefix})
             cleanup_failures.labels(step=prefix).inc()
+            report.failed.append(prefix)
     return report

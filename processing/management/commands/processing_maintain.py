@@ -23,6 +23,8 @@ class Command(BaseCommand):
                 report = None
             if report and any(report.counts.values()):
                 self.stdout.write(" ".join(f"{k}={v}" for k, v in report.counts.items() if v))
+            if report and report.failed:
+                self.stderr.write(f"steps failed (see the log): {', '.join(report.failed)}")
             if once:
                 return
             time.sleep(interval)

@@ -21,9 +21,10 @@ from tests.factories import ProjectFactory
 from tests.live_server import database_url_of_tests
 from tests.processing.e2e.agents import running_agent, wait_until
 from tests.processing.e2e.conftest import FakeWorker
+from tests.processing.sweeps import SWEEP_DATABASES
 from workspace import services as workspace_services
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db(transaction=True, databases=SWEEP_DATABASES)
 
 ECHO = "test.echo/v1"
 ROOT = Path(__file__).resolve().parents[3]

@@ -14,8 +14,9 @@ from processing.upkeep.reapers import sweep
 from tests.operators.factories import operator_user
 from tests.processing.e2e.agents import running_agent, wait_until
 from tests.processing.e2e.test_faults import ECHO, _echo_job, _state
+from tests.processing.sweeps import SWEEP_DATABASES
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db(transaction=True, databases=SWEEP_DATABASES)
 
 
 def _live_session(name: str) -> WorkerSession:

@@ -23,8 +23,9 @@ from tests.concurrency import backend_waiting_on_lock, nudged, run_together, sep
 from tests.factories import ProjectFactory
 from tests.processing.factories import WorkerSessionFactory
 from tests.processing.lifecycle import stage
+from tests.processing.sweeps import SWEEP_DATABASES
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db(transaction=True, databases=SWEEP_DATABASES)
 
 ECHO = "test.echo/v1"
 ROOMY = ("running_jobs_per_requester", "running_jobs_per_project", "active_jobs_per_requester",

@@ -12,8 +12,9 @@ from processing.upkeep.invariants import check_all
 from processing.upkeep.reapers import sweep
 from tests.processing.conftest import submit_build
 from tests.processing.lifecycle import build_to_success
+from tests.processing.sweeps import SWEEP_DATABASES
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(databases=SWEEP_DATABASES)
 
 LONG_AGO = timezone.now() - timedelta(days=2)
 

@@ -13,8 +13,9 @@ from tests.factories import ProjectFactory
 from tests.processing import worker_calls as worker
 from tests.processing.conftest import submit_build
 from tests.processing.lifecycle import build_to_success
+from tests.processing.sweeps import SWEEP_DATABASES
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(databases=SWEEP_DATABASES)
 
 LATEX = "latex.compile.pdf/v1"
 HOUR = timedelta(hours=1)

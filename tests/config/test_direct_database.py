@@ -1,0 +1,54 @@
+"""``DATABASE_DIRECT_URL``: with ``DATABASE_URL`` going through a transaction pooler, every connection that
+LISTENs (the wake-up listener, the relay's wake-ups, a NOTIFY consumer, the channel layer) goes to PostgreSQL
+itself; requests keep the pooled URL. Read from a fresh process, as a server reads its environment."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+POOLED = "postgresql://quire:pw@pooler.internal:6432/quire"
+DIRECT = "postgresql://quire:pw@primary.internal:5432/quire"
+READ = """
+import json
+from django.conf import settings
+from django.db import connections
+from config.direct_database import direct_connection_params
+from processing.queue.wakeups import wakeups
+layer = settings.CHANNEL_LAYERS["default"]["CONFIG"]
+print(json.dumps({
+    "requests": connections["default"].get_connection_params()["host"],
+    "listener": wakeups.listener_connection_params()["host"],
+    "direct": direct_connection_params()["host"],
+    "channel_layer": layer["HOST"],
+}))
+"""
+
+
+def _hosts(**environment) -> dict:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("DATABASE_")}
+    env.update(environment, CHANNEL_LAYER_URL="")
+    result = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", READ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_listening_connections_go_to_postgresql_itself_and_requests_through_the_pooler():
+    assert _hosts(DATABASE_URL=POOLED, DATABASE_DIRECT_URL=DIRECT) == {
+        "requests": "pooler.internal",
+        "listener": "primary.internal",
+        "direct": "primary.internal",
+        "channel_layer": "primary.internal",
+    }
+
+
+def test_without_a_direct_url_everything_uses_the_database_url():
+    assert set(_hosts(DATABASE_URL=POOLED).values()) == {"pooler.internal"}
