@@ -5,11 +5,12 @@ alias ``direct`` for them; otherwise they use Django's default database like eve
 from django.db import DEFAULT_DB_ALIAS, connections
 
 DIRECT = "direct"
-_PSYCOPG_KEYWORDS = ("dbname", "user", "password", "host", "port", "options", "sslmode", "sslrootcert")
+_DJANGOS_OWN = ("cursor_factory", "context", "prepare_threshold")  # Django's cursor tuning and prepares
 
 
 def direct_connection_params() -> dict:
-    """psycopg keywords for a connection of its own to PostgreSQL (no Django cursor tuning, no prepares)."""
+    """psycopg keywords for a connection of its own to PostgreSQL: the alias's host, credentials and options
+    (TLS, timeouts) as configured, without Django's cursor tuning."""
     alias = DIRECT if DIRECT in connections.settings else DEFAULT_DB_ALIAS
     params = connections[alias].get_connection_params()
-    return {key: value for key, value in params.items() if key in _PSYCOPG_KEYWORDS}
+    return {key: value for key, value in params.items() if key not in _DJANGOS_OWN}

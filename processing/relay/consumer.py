@@ -62,7 +62,7 @@ class NotifySubscriber:
         import psycopg
 
         options = {"conninfo": conninfo} if isinstance(conninfo, str) else dict(conninfo or direct_connection_params())
-        self.connection = psycopg.connect(**options, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS)
+        self.connection = psycopg.connect(**{**options, "connect_timeout": CONNECT_TIMEOUT_SECONDS}, autocommit=True)
         self.connection.execute(f'LISTEN "{channel or settings.OUTBOX_NOTIFY_CHANNEL}"')
 
     def raw_events(self, *, timeout: float | None) -> Iterator[str]:
