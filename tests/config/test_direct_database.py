@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 POOLED = "postgresql://quire:pw@pooler.internal:6432/quire"
-DIRECT = "postgresql://quire:pw@primary.internal:5432/quire"
+DIRECT = "postgresql://quire:pw@primary.internal:5432/quire?sslmode=verify-full&connect_timeout=3"
 READ = """
 import json
 from django.conf import settings
@@ -21,6 +21,8 @@ layer = settings.CHANNEL_LAYERS["default"]["CONFIG"]
 print(json.dumps({
     "requests": connections["default"].get_connection_params()["host"],
     "listener": wakeups.listener_connection_params()["host"],
+    "listener_tls": wakeups.listener_connection_params().get("sslmode"),
+    "listener_timeout": wakeups.listener_connection_params().get("connect_timeout"),
     "direct": direct_connection_params()["host"],
     "channel_layer": layer["HOST"],
 }))
@@ -45,10 +47,13 @@ def test_listening_connections_go_to_postgresql_itself_and_requests_through_the_
     assert _hosts(DATABASE_URL=POOLED, DATABASE_DIRECT_URL=DIRECT) == {
         "requests": "pooler.internal",
         "listener": "primary.internal",
+        "listener_tls": "verify-full",  # the URL's options carry over
+        "listener_timeout": 3,
         "direct": "primary.internal",
         "channel_layer": "primary.internal",
     }
 
 
 def test_without_a_direct_url_everything_uses_the_database_url():
-    assert set(_hosts(DATABASE_URL=POOLED).values()) == {"pooler.internal"}
+    hosts = _hosts(DATABASE_URL=POOLED)
+    assert {hosts[use] for use in ("requests", "listener", "direct", "channel_layer")} == {"pooler.internal"}
