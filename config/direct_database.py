@@ -8,9 +8,13 @@ DIRECT = "direct"
 _DJANGOS_OWN = ("cursor_factory", "context", "prepare_threshold")  # Django's cursor tuning and prepares
 
 
-def direct_connection_params() -> dict:
-    """psycopg keywords for a connection of its own to PostgreSQL: the alias's host, credentials and options
+def psycopg_params(alias: str = DEFAULT_DB_ALIAS) -> dict:
+    """psycopg keywords for a connection of its own to the alias's database: host, credentials and options
     (TLS, timeouts) as configured, without Django's cursor tuning."""
-    alias = DIRECT if DIRECT in connections.settings else DEFAULT_DB_ALIAS
     params = connections[alias].get_connection_params()
     return {key: value for key, value in params.items() if key not in _DJANGOS_OWN}
+
+
+def direct_connection_params() -> dict:
+    """For a connection that LISTENs: PostgreSQL itself."""
+    return psycopg_params(DIRECT if DIRECT in connections.settings else DEFAULT_DB_ALIAS)

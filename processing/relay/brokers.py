@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from django.conf import settings
-from django.db import connection
+
+from config.direct_database import psycopg_params
 
 logger = logging.getLogger(__name__)
 
@@ -50,9 +51,9 @@ class Broker(Protocol):
 
 
 def quire_conninfo() -> dict:
-    """psycopg connection keywords for Quire's own database (whatever Django is connected to)."""
-    params = connection.get_connection_params()
-    return {key: value for key, value in params.items() if key in ("dbname", "user", "password", "host", "port")}
+    """psycopg connection keywords for Quire's own database (whatever Django is connected to, through a pooler
+    or not: a NOTIFY is sent in a transaction)."""
+    return psycopg_params()
 
 
 class NotifyBroker:

@@ -2,7 +2,6 @@
 while it holds a running attempt, even when a claim is in flight as the operator drains it."""
 
 import threading
-import time
 
 import pytest
 from django.db import connection, transaction
@@ -13,6 +12,7 @@ from processing.upkeep.fleet import drained_sessions_close, session_drain_by_ope
 from tests.concurrency import backend_waiting_on_lock
 from tests.operators.factories import operator_user
 from tests.processing import worker_calls as worker
+from tests.processing.e2e.agents import wait_until
 from tests.processing.factories import WorkerSessionFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the claim, the drain and the close are other connections
@@ -57,7 +57,7 @@ def test_a_claim_in_flight_as_the_session_drains_keeps_it_open_until_its_attempt
     assert session_drain_by_operator(actor=operator_user(acting=True), session_id=session.pk)
     closer = threading.Thread(target=close_step)
     closer.start()
-    _wait_for(lambda: closed or (closer_pid and backend_waiting_on_lock(closer_pid[0])), what="the close step")
+    wait_until(lambda: closed or (closer_pid and backend_waiting_on_lock(closer_pid[0])), timeout=10, what="the close")
     commit.set()
     claimer.join(timeout=20)
     closer.join(timeout=20)
@@ -72,11 +72,3 @@ def test_a_claim_in_flight_as_the_session_drains_keeps_it_open_until_its_attempt
 def _pid() -> int:
     connection.ensure_connection()
     return connection.connection.info.backend_pid
-
-
-def _wait_for(condition, *, what: str, timeout: float = 10) -> None:
-    for _ in range(int(timeout / 0.02)):
-        if condition():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")

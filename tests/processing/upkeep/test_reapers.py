@@ -1,13 +1,16 @@
 """Each reaper does its one job, and only that: what is past its time goes, what is not stays."""
 
 from datetime import timedelta
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from django.utils import timezone
 
 from processing.configuration import limits
 from processing.models import IdempotencyReservation, JobState, OutboxEvent, ProcessingJob, StagedOutput
 from processing.submission.submit import job_submit
+from processing.upkeep import reapers
 from processing.upkeep.reapers import (
     STAGED_GRACE,
     deadlines_expire,
@@ -17,6 +20,7 @@ from processing.upkeep.reapers import (
 )
 from tests.factories import ProjectFactory
 from tests.processing import worker_calls as worker
+from tests.processing.sweeps import SWEEP_DATABASES
 
 pytestmark = pytest.mark.django_db
 
@@ -106,3 +110,19 @@ def test_dispatched_outbox_events_are_retired_after_retention_and_pending_ones_n
 
     assert set(OutboxEvent.objects.values_list("pk", flat=True)) == {recent.pk, pending.pk}
     assert not OutboxEvent.objects.filter(pk=old.pk).exists()
+
+
+@pytest.mark.django_db(databases=SWEEP_DATABASES)
+def test_a_failing_step_is_named_in_the_sweep_and_by_the_loop_and_the_others_still_run(monkeypatch):
+    def broken():
+        raise RuntimeError("a step that cannot run")
+
+    monkeypatch.setattr(reapers, "STEPS", [("broken_step", broken), *reapers.STEPS])
+    errors = StringIO()
+
+    report = reapers.sweep()
+    call_command("processing_maintain", "--once", stderr=errors)
+
+    assert report.failed == ["broken_step"]
+    assert "leases_lost" in report.counts, "the steps after it ran"
+    assert "steps failed (see the log): broken_step" in errors.getvalue()
