@@ -98,15 +98,28 @@ TEMPLATES = [
 ]
 
 
+# A session setting for every connection Quire opens to PostgreSQL itself: a transaction left open by a crashed
+# request must not hold row locks or the xmin horizon for long.
+SESSION_OPTIONS = "-c idle_in_transaction_session_timeout=60000"
+# ``DATABASE_URL`` goes through a transaction pooler (PgBouncer in transaction mode) exactly when
+# ``DATABASE_DIRECT_URL`` names PostgreSQL itself beside it: consecutive transactions of one Django connection
+# may then run on different server sessions, so nothing may rely on a session (docs/deployment.md).
+TRANSACTION_POOLED = bool(env("DATABASE_DIRECT_URL"))
+
+
+def _pooled_options() -> dict:
+    if TRANSACTION_POOLED:
+        # No prepared statements (a statement prepared on one server session is unknown on the next; psycopg
+        # prepares nothing without a threshold), and no ``options`` startup parameter, which PgBouncer 1.18
+        # refuses: the pooler's own idle_transaction_timeout stands in for the session setting.
+        return {"prepare_threshold": None}
+    # Only config.prepared's server-binding cursors ever prepare (Django's own client-binding cursors cannot);
+    # without a threshold psycopg would ignore their request to.
+    return {"options": SESSION_OPTIONS, "prepare_threshold": 5}
+
+
 def _databases() -> dict:
-    # Every session on every database: a transaction left open by a crashed
-    # request must not hold row locks or the xmin horizon for long.
-    options = {
-        "options": "-c idle_in_transaction_session_timeout=60000",
-        # Only config.prepared's server-binding cursors ever prepare (Django's own client-binding
-        # cursors cannot); without a threshold psycopg would ignore their request to.
-        "prepare_threshold": 5,
-    }
+    options = _pooled_options()
     if url := env("DATABASE_URL"):
         config = env.db_url_config(url)
         config["OPTIONS"] = {**config.get("OPTIONS", {}), **options}
@@ -123,6 +136,8 @@ def _databases() -> dict:
         }
     config["CONN_HEALTH_CHECKS"] = True
     config["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
+    # A named server-side cursor lives in one server session across fetches, which a pooler does not keep.
+    config["DISABLE_SERVER_SIDE_CURSORS"] = TRANSACTION_POOLED
     if env.bool("DATABASE_POOL", default=False):
         # psycopg's pool: the right way to keep connections under ASGI (one thread per request). With
         # CONN_HEALTH_CHECKS Django adds psycopg's check of every checkout; no ``reset`` callback, which would
@@ -143,8 +158,11 @@ def _direct_database() -> dict | None:
     if not url:
         return None
     config = env.db_url_config(url)
-    options = {"options": DATABASES["default"]["OPTIONS"].get("options", "")}
-    return {**config, "OPTIONS": {**config.get("OPTIONS", {}), **options}, "TEST": {"MIRROR": "default"}}
+    return {
+        **config,
+        "OPTIONS": {**config.get("OPTIONS", {}), "options": SESSION_OPTIONS},
+        "TEST": {"MIRROR": "default"},
+    }
 
 
 if direct := _direct_database():
@@ -165,7 +183,7 @@ def _channel_layer_database() -> dict:
     # The layer builds a Django database wrapper from these to get psycopg's connection parameters.
     return {
         **{key: database.get(key) or "" for key in keys},
-        "OPTIONS": {**options, "options": "-c idle_in_transaction_session_timeout=60000"},
+        "OPTIONS": {**options, "options": SESSION_OPTIONS},
         "TIME_ZONE": None,
     }
 

@@ -32,6 +32,8 @@ class Limits:
     wall_seconds: int = 300
     queue_wait_seconds: int = 86400
     preparation_seconds: int = 600
+    # How long a submission's request holds its job's preparation: a retry with the same key takes it over after
+    preparation_lease_seconds: int = 30
     retention_days: int = 30
     lease_seconds: int = 30
     finalization_lease_seconds: int = 120

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make sure the Debian packages Quire needs are installed.
-#   scripts/system_packages.sh run|test
+#   scripts/system_packages.sh run|test|cluster
 # As root, missing packages are installed with apt-get; otherwise the exact command is printed.
 set -euo pipefail
 purpose=${1:-run}
@@ -19,6 +19,9 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 fi
 if [ "$purpose" = "test" ]; then
   packages+=(chromium)  # browser tests drive Debian's Chromium through Playwright
+fi
+if [ "$purpose" = "test" ] || [ "$purpose" = "cluster" ]; then
+  packages+=(pgbouncer haproxy)  # the pooled test mode and the cluster (docs/deployment.md)
 fi
 
 missing=()

@@ -56,3 +56,14 @@ def backend_waiting_on_lock(pid: int) -> bool:
         cursor.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", [pid])
         row = cursor.fetchone()
     return bool(row) and row[0] == "Lock"
+
+
+def a_backend_waiting_on_lock() -> bool:
+    """Whether some backend of the test database is blocked on a lock right now. Behind a transaction pooler a
+    connection's backend is not known in advance (each transaction may get another), so a test that must see
+    its one waiter blocked asks this."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+        return cursor.fetchone()[0] > 0

@@ -10,7 +10,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-from django.db import connection
+from django.db import connection, connections
+
+from config.direct_database import DIRECT
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,7 +24,19 @@ def free_port() -> int:
 
 
 def database_url_of_tests() -> str:
-    settings = connection.settings_dict
+    return _url_of(connection.settings_dict)
+
+
+def database_environment_of_tests() -> dict[str, str]:
+    """``DATABASE_URL`` (and, in the pooled test mode, ``DATABASE_DIRECT_URL``) for a process of Core that a
+    test starts: the test database, reached as the tests reach it."""
+    environment = {"DATABASE_URL": database_url_of_tests()}
+    if DIRECT in connections.settings:
+        environment["DATABASE_DIRECT_URL"] = _url_of(connections[DIRECT].settings_dict)
+    return environment
+
+
+def _url_of(settings: dict) -> str:
     host = settings.get("HOST") or settings["OPTIONS"].get("host", "")
     auth = quote(settings["USER"])
     if settings.get("PASSWORD"):
@@ -41,7 +55,7 @@ def quire_server(
     port = port or free_port()
     env = {
         **os.environ,
-        "DATABASE_URL": database_url_of_tests(),
+        **database_environment_of_tests(),
         "QUIRE_STORAGE_DIR": str(storage_dir),
         "DEBUG": "false",
         "PYTHONUNBUFFERED": "1",

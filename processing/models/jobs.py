@@ -191,6 +191,8 @@ class ProcessingJob(models.Model):
     cache_hit = models.BooleanField(default=False)
     reused_from_id = models.UUIDField(null=True, blank=True)
     retry_of_id = models.UUIDField(null=True, blank=True)
+    # While preparing: until when the submitting request holds the preparation (processing/submission/submit.py)
+    preparation_lease_until = models.DateTimeField(null=True, blank=True)
     attempt_count = models.IntegerField(default=0)
     max_attempts = models.IntegerField(default=3)
     next_attempt_at = models.DateTimeField(null=True, blank=True)

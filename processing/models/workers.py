@@ -86,14 +86,15 @@ class TransferTicket(models.Model):
 
 
 class WorkerRequest(models.Model):
-    """The stored response of a mutating worker request, so a retry gets it back byte for byte."""
+    """The stored response of a mutating worker request, so a retry gets it back byte for byte; without a
+    response yet, the request in progress, held until ``expires_at`` (processing/protocol/replay.py)."""
 
     identity = models.CharField(max_length=64)
     request_id = models.CharField(max_length=64)
     route = models.CharField(max_length=64)
     payload_sha256 = models.CharField(max_length=64)
-    response_status = models.IntegerField()
-    response_body = models.BinaryField()
+    response_status = models.IntegerField(null=True)
+    response_body = models.BinaryField(null=True)
     created_at = models.DateTimeField()
     expires_at = models.DateTimeField()
 

@@ -104,6 +104,7 @@ class WorkerApi(APIView):
             route=route,
             raw_payload=raw,
             handler=lambda: handler(_valid(serializer_class, payload)),
+            wait_seconds=_long_poll_seconds(serializer_class, payload),
         )
 
     def claim_of(self, request, claim_id: uuid.UUID) -> ClaimHolder:
@@ -112,6 +113,18 @@ class WorkerApi(APIView):
         if holder is None:
             raise ClaimLost()
         return holder
+
+
+def _long_poll_seconds(serializer_class, payload: dict) -> float:
+    """How long the request may wait by design: a long poll's ``wait_seconds`` (its default when absent, none
+    when invalid, which the handler rejects)."""
+    field = serializer_class._declared_fields.get("wait_seconds")
+    if field is None:
+        return 0.0
+    wait = payload.get("wait_seconds", field.default)
+    if isinstance(wait, bool) or not isinstance(wait, int | float):
+        return 0.0
+    return min(max(float(wait), 0.0), field.max_value)
 
 
 class SessionRegisterApi(WorkerApi):

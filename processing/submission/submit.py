@@ -1,27 +1,26 @@
 """One submission: authorize → reserve (idempotency + admission, job in ``preparing``) → capture → queue.
 
 Each step owns a short transaction; no row lock is held across capture. The
-preparing request holds a session-level advisory lock on the job instead, so a
-retry with the same key can tell a preparation still under way from one whose
-request died (and take that one over). A failed preparation fails its job
+preparing request holds a lease on the job's preparation instead (a column of
+the job, since a transaction pooler keeps no session lock across transactions),
+so a retry with the same key leaves a preparation still under way alone and
+takes over one whose request died once its lease ran out. A failed preparation fails its job
 (``invalid_input`` or ``transient_infrastructure``) so every accepted job
 reaches a terminal state.
 """
 
-import contextlib
 import hashlib
 import logging
 import uuid
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
+from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from access import facade as access
 from processing import capabilities
-from processing.advisory import advisory_key
 from processing.blobs import blob_put
 from processing.bundles import canonical_json
 from processing.configuration import Limits, distribution, limits
@@ -95,6 +94,7 @@ def _reserve(operation: Operation, scope: Scope, fields: dict, limit: Limits) ->
                 requester_id=scope.actor_id,
                 max_attempts=limit.max_attempts,
                 deadline_at=now + timedelta(seconds=limit.preparation_seconds),
+                preparation_lease_until=now + timedelta(seconds=limit.preparation_lease_seconds),
                 **fields,
             )
             reservation.job = job
@@ -138,32 +138,22 @@ def job_submit(
         "input_filename": upload.filename if upload else "",
     }
     submitted = _reserve(operation, scope, fields, limit)
-    with _preparation_held(submitted.job_id, wait=not submitted.replayed) as held:
-        # A replay prepares only a job whose first request died: nobody holds its preparation, yet it is
-        # still preparing. Preparing twice would be safe anyway (capture reads, blobs are content-addressed,
-        # and only the first preparation to lock the job queues it), but it is wasted work.
-        if held and (not submitted.replayed or _still_preparing(submitted.job_id)):
-            _prepare(operation, submitted.job_id, upload=upload, limit=limit)
+    # The reserving request leased the preparation with the job; a replay prepares only a job whose lease ran
+    # out while it was still preparing (its request died). Preparing twice would be safe anyway (capture reads,
+    # blobs are content-addressed, and only the first preparation to lock the job queues it), but it is
+    # wasted work, and a lease that ran out under a slow capture costs no more than that.
+    if not submitted.replayed or _preparation_taken_over(submitted.job_id, limit):
+        _prepare(operation, submitted.job_id, upload=upload, limit=limit)
     return submitted
 
 
-@contextmanager
-def _preparation_held(job_id: uuid.UUID, *, wait: bool):
-    """A session-level advisory lock on the job's preparation; PostgreSQL drops it if this process dies."""
-    key = advisory_key("preparation", job_id)
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_lock(%s), true" if wait else "SELECT null, pg_try_advisory_lock(%s)", [key])
-        held = cursor.fetchone()[1]
-    try:
-        yield held
-    finally:
-        if held:
-            with contextlib.suppress(OperationalError, InterfaceError), connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s)", [key])  # a lost connection released it already
-
-
-def _still_preparing(job_id: uuid.UUID) -> bool:
-    return ProcessingJob.objects.filter(pk=job_id, state=JobState.PREPARING).exists()
+def _preparation_taken_over(job_id: uuid.UUID, limit: Limits) -> bool:
+    now = timezone.now()
+    lease_over = Q(preparation_lease_until__lt=now) | Q(preparation_lease_until__isnull=True)
+    taken = ProcessingJob.objects.filter(lease_over, pk=job_id, state=JobState.PREPARING).update(
+        preparation_lease_until=now + timedelta(seconds=limit.preparation_lease_seconds)
+    )
+    return bool(taken)
 
 
 def _upload_check(operation: Operation, upload: Upload, limit: Limits) -> None:

@@ -25,8 +25,15 @@ print(json.dumps({
     "listener_timeout": wakeups.listener_connection_params().get("connect_timeout"),
     "direct": direct_connection_params()["host"],
     "channel_layer": layer["HOST"],
+    "request_options": sorted(connections["default"].get_connection_params()),
+    "request_prepare_threshold": settings.DATABASES["default"]["OPTIONS"]["prepare_threshold"],
+    "request_server_side_cursors": not settings.DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"],
+    "direct_session_options": direct_connection_params().get("options"),
 }))
 """
+
+
+USES = ("requests", "listener", "listener_tls", "listener_timeout", "direct", "channel_layer")
 
 
 def _hosts(**environment) -> dict:
@@ -44,7 +51,8 @@ def _hosts(**environment) -> dict:
 
 
 def test_listening_connections_go_to_postgresql_itself_and_requests_through_the_pooler():
-    assert _hosts(DATABASE_URL=POOLED, DATABASE_DIRECT_URL=DIRECT) == {
+    hosts = _hosts(DATABASE_URL=POOLED, DATABASE_DIRECT_URL=DIRECT)
+    assert {use: hosts[use] for use in USES} == {
         "requests": "pooler.internal",
         "listener": "primary.internal",
         "listener_tls": "verify-full",  # the URL's options carry over
@@ -54,6 +62,18 @@ def test_listening_connections_go_to_postgresql_itself_and_requests_through_the_
     }
 
 
-def test_without_a_direct_url_everything_uses_the_database_url():
+def test_through_the_pooler_nothing_outlives_a_transaction_and_postgresql_itself_keeps_the_session_setting():
+    hosts = _hosts(DATABASE_URL=POOLED, DATABASE_DIRECT_URL=DIRECT)
+
+    assert "options" not in hosts["request_options"]  # PgBouncer 1.18 refuses the startup parameter
+    assert hosts["request_prepare_threshold"] is None  # psycopg prepares nothing
+    assert hosts["request_server_side_cursors"] is False
+    assert hosts["direct_session_options"] == "-c idle_in_transaction_session_timeout=60000"
+
+
+def test_without_a_direct_url_everything_uses_the_database_url_and_requests_prepare():
     hosts = _hosts(DATABASE_URL=POOLED)
+
     assert {hosts[use] for use in ("requests", "listener", "direct", "channel_layer")} == {"pooler.internal"}
+    assert "options" in hosts["request_options"] and hosts["request_prepare_threshold"] == 5
+    assert hosts["request_server_side_cursors"] is True

@@ -2,14 +2,14 @@
 
 import hashlib
 import json
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 from rest_framework.test import APIClient
 
-from processing.advisory import advisory_key
 from processing.models import ProcessingAttempt, WorkerRequest, WorkerSession
 from processing.submission.submit import job_submit
-from tests.concurrency import separate_connection
 from tests.factories import ProjectFactory
 from tests.processing.factories import WORKER_TOKEN, WORKER_TOKEN_SHA256
 from tests.processing.worker_calls import ECHO, PREFIX, post, put_bytes, stage_echo_output, worker_client
@@ -135,9 +135,17 @@ def test_the_same_request_id_with_another_payload_is_409(claimed, route):
 def test_a_request_still_in_flight_is_409_request_in_progress(claimed, route):
     session_id, claim = claimed
     path, payload, _ = routes(session_id, claim["claim_id"])[route]
-    with separate_connection(autocommit=True) as holder:
-        holder.execute("SELECT pg_advisory_lock(%s)", [advisory_key("worker-request", "pool:in-flight-id")])
-        response = post(path, payload, request_id="in-flight-id")
+    now = timezone.now()
+    # Its row, held without a response yet, committed (the test runs outside a transaction).
+    WorkerRequest.objects.create(
+        identity="pool",
+        request_id="in-flight-id",
+        route="in-flight",
+        payload_sha256="",
+        created_at=now,
+        expires_at=now + timedelta(seconds=60),
+    )
+    response = post(path, payload, request_id="in-flight-id")
     assert response.status_code == 409
     assert response.json()["error"]["code"] == "request_in_progress"
 

@@ -1,29 +1,36 @@
-"""Replay's lock is held only while a request runs and its answer is sent, however the request ends (real
-database, second connection)."""
+"""A request in progress is held against duplicates only while it runs and its answer is sent, however it
+ends; a request whose process died is taken over once its hold runs out (real database, other connections)."""
 
+import hashlib
 import json
 import logging
+import threading
 
 import pytest
 
-from processing.advisory import advisory_key
-from processing.exceptions import RequestIdReused
+from processing.exceptions import RequestIdReused, RequestInProgress
 from processing.models import WorkerRequest
+from processing.protocol import replay
 from processing.protocol.replay import replay_run
-from tests.concurrency import separate_connection
+from tests.concurrency import run_together, separate_connection
 
-REQUEST_ID = "replay-lock-1"
+REQUEST_ID = "replay-held-1"
 PAYLOAD = json.dumps({"request_id": REQUEST_ID}).encode()
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def lock_is_free() -> bool:
-    """Whether another connection can take the request's lock right now (and gives it straight back)."""
-    key = advisory_key("worker-request", f"pool:{REQUEST_ID}")
+def a_duplicate_meets() -> str:
+    """What a duplicate of the request arriving right now, on another connection, would meet: ``held`` (it is
+    told to retry), ``stored`` (it gets the stored answer) or ``nothing`` (it would run; its row is let go)."""
+    digest = hashlib.sha256(b"sessions\0" + PAYLOAD).hexdigest()
     with separate_connection(autocommit=True) as other:
-        taken = other.execute("SELECT pg_try_advisory_lock(%s)", [key]).fetchone()[0]
-        if taken:
-            other.execute("SELECT pg_advisory_unlock(%s)", [key])
-    return taken
+        row = other.execute(
+            "SELECT * FROM processing_replay_begin(%s, %s, %s, %s, %s)", ["pool", REQUEST_ID, "sessions", digest, 5.0]
+        ).fetchone()
+        if row[0]:
+            other.execute("SELECT processing_replay_end(false, %s, %s, 0, ''::bytea, 0)", ["pool", REQUEST_ID])
+            return "nothing"
+    return "stored" if row[2] is not None else "held"
 
 
 def run(handler, route="sessions", payload=PAYLOAD):
@@ -33,69 +40,128 @@ def run(handler, route="sessions", payload=PAYLOAD):
     return response
 
 
-@pytest.mark.django_db(transaction=True)
-def test_the_lock_is_held_while_the_handler_runs_and_free_after():
+def test_a_duplicate_is_held_off_while_the_handler_runs_and_answered_from_the_store_after():
     seen_during = []
 
     def handler():
-        seen_during.append(lock_is_free())
+        seen_during.append(a_duplicate_meets())
         return 201, {"ok": True}
 
     response = run(handler)
+
     assert response.status_code == 201
-    assert seen_during == [False]
-    assert lock_is_free()
+    assert seen_during == ["held"]
+    assert a_duplicate_meets() == "stored"
     assert WorkerRequest.objects.get(request_id=REQUEST_ID).response_status == 201
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_retry_is_answered_from_the_store_without_running_the_handler_and_frees_the_lock():
+def test_a_retry_is_answered_from_the_store_without_running_the_handler():
     first = run(lambda: (200, {"answer": 1}))
     retried = run(lambda: pytest.fail("a retry must not run the handler"))
     assert retried.content == first.content
-    assert lock_is_free()
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_reused_id_with_another_payload_frees_the_lock():
-    run(lambda: (200, {"answer": 1}))
+def test_a_reused_id_with_another_payload_is_refused_and_while_its_request_runs_held_off():
+    other_payload = json.dumps({"request_id": REQUEST_ID, "other": 1}).encode()
+    held_off = []
+
+    def handler():
+        with pytest.raises(RequestInProgress):
+            run(lambda: pytest.fail("a duplicate must not run"), payload=other_payload)
+        held_off.append(True)
+        return 200, {"answer": 1}
+
+    run(handler)
     with pytest.raises(RequestIdReused):
-        run(lambda: (200, {"answer": 2}), payload=json.dumps({"request_id": REQUEST_ID, "other": 1}).encode())
-    assert lock_is_free()
+        run(lambda: (200, {"answer": 2}), payload=other_payload)
+    assert held_off == [True]
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_crashing_handler_stores_nothing_and_frees_the_lock():
+def test_a_crashing_handler_stores_nothing_and_lets_the_request_go():
     def handler():
         raise RuntimeError("processor bug")
 
     with pytest.raises(RuntimeError):
         run(handler)
-    assert lock_is_free()
+    assert a_duplicate_meets() == "nothing"
     assert not WorkerRequest.objects.filter(request_id=REQUEST_ID).exists()
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_response_that_cannot_be_stored_still_frees_the_lock_and_is_logged(caplog):
+def test_a_5xx_is_not_stored_and_its_retry_runs_again():
+    assert run(lambda: (503, {"error": "later"})).status_code == 503
+    assert run(lambda: (200, {"answer": 1})).status_code == 200
+
+
+def test_a_response_that_cannot_be_stored_is_logged_and_its_retry_runs_once_the_hold_ran_out(caplog, monkeypatch):
     caplog.set_level(logging.ERROR, logger="processing.protocol.replay")
-    # The route column holds 64 characters: this store fails inside the function, before its unlock.
-    response = run(lambda: (200, {"answer": 1}), route="r" * 65)
+    monkeypatch.setattr(replay, "KEEP_SECONDS", 2**40)  # no interval PostgreSQL can add: the store fails
+    monkeypatch.setattr(replay, "HOLD_SECONDS", 0.0)
+
+    response = run(lambda: (200, {"answer": 1}))
 
     assert response.status_code == 200  # the answer was already sent when its store failed
-    assert lock_is_free()
-    assert not WorkerRequest.objects.filter(request_id=REQUEST_ID).exists()
-    assert "storing the response of worker request replay-lock-1 of pool failed" in caplog.text
+    assert "storing the response of worker request replay-held-1 of pool failed" in caplog.text
+    monkeypatch.undo()
+    assert run(lambda: (200, {"answer": 2})).content == b'{"answer":2}'
 
 
-@pytest.mark.django_db(transaction=True)
-def test_the_answer_is_stored_and_the_lock_freed_when_it_has_been_sent_not_before():
+def test_the_answer_is_stored_when_it_has_been_sent_not_before():
     response = replay_run(identity="pool", route="sessions", raw_payload=PAYLOAD, handler=lambda: (201, {"a": 1}))
 
-    # Between the answer and its close (while the ASGI handler sends it) a duplicate still meets the lock.
-    assert not lock_is_free()
-    assert not WorkerRequest.objects.filter(request_id=REQUEST_ID).exists()
+    # Between the answer and its close (while the ASGI handler sends it) a duplicate is still held off.
+    assert a_duplicate_meets() == "held"
+    assert WorkerRequest.objects.get(request_id=REQUEST_ID).response_status is None
 
     response.close()
 
-    assert lock_is_free()
+    assert a_duplicate_meets() == "stored"
     assert bytes(WorkerRequest.objects.get(request_id=REQUEST_ID).response_body) == response.content
+
+
+def test_a_request_whose_process_died_holds_its_retries_off_until_its_hold_runs_out(monkeypatch):
+    # The process dies after running the handler and before storing: its response is never closed.
+    monkeypatch.setattr(replay, "HOLD_SECONDS", 0.0)
+    replay_run(identity="pool", route="sessions", raw_payload=PAYLOAD, handler=lambda: (201, {"died": True}))
+    monkeypatch.undo()
+
+    retried = run(lambda: (201, {"ran": "again"}))
+
+    assert retried.content == b'{"ran":"again"}'
+    assert a_duplicate_meets() == "stored"
+
+
+def test_a_retry_within_the_hold_of_a_dead_request_is_told_to_retry():
+    replay_run(identity="pool", route="sessions", raw_payload=PAYLOAD, handler=lambda: (201, {"died": True}))
+
+    with pytest.raises(RequestInProgress):
+        run(lambda: pytest.fail("the hold has not run out"))
+
+
+def test_a_long_poll_is_held_for_its_wait_as_well():
+    replay_run(identity="pool", route="sessions", raw_payload=PAYLOAD, handler=lambda: (200, {}), wait_seconds=20)
+
+    held = WorkerRequest.objects.get(request_id=REQUEST_ID)
+
+    assert (held.expires_at - held.created_at).total_seconds() == pytest.approx(replay.HOLD_SECONDS + 20)
+
+
+def test_of_two_duplicates_at_the_same_moment_one_runs_and_the_other_is_told_to_retry():
+    ran, outcomes, release = [], [], threading.Event()
+
+    def request():
+        def handler():
+            ran.append(True)
+            release.wait(timeout=10)  # still running when the duplicate arrives
+            return 200, {"answer": 1}
+
+        try:
+            outcomes.append(run(handler).status_code)
+        except RequestInProgress:
+            outcomes.append(409)
+            release.set()
+
+    errors = run_together(request, request)
+
+    assert errors == []
+    assert ran == [True]
+    assert sorted(outcomes) == [200, 409]

@@ -69,8 +69,9 @@ def test_a_claim_reads_the_head_of_a_deep_queue_that_the_statistics_call_empty(
 
     _, blocks = heap_blocks_of_a_claim_in_a_burst(api_client_for(owner), project, claims_before=claims_before)
 
-    # Reading every queued row took a block per few jobs (over 100 here); the head is a few blocks.
-    assert blocks < 25, f"the claim read {blocks} heap blocks of the job table"
+    # Reading every queued row took a block per few jobs (over 100 here); the head is a few blocks (10 to 26
+    # seen, as autovacuum and the earlier claims' rows leave them).
+    assert blocks < 40, f"the claim read {blocks} heap blocks of the job table"
 
 
 @pytest.mark.django_db(transaction=True)

@@ -184,7 +184,7 @@ def test_a_single_claim_whose_head_went_over_its_limit_while_waiting_takes_the_n
     job instead, of another requester, in the same acquire."""
     from django.db import connection, transaction
 
-    from tests.concurrency import backend_waiting_on_lock
+    from tests.concurrency import a_backend_waiting_on_lock
     from tests.factories import UserFactory
 
     configure_deployment(limits={"running_jobs_per_requester": 2})
@@ -213,7 +213,6 @@ def test_a_single_claim_whose_head_went_over_its_limit_while_waiting_takes_the_n
 
     def claim_while_held():
         try:
-            waiter["pid"] = connection.cursor().connection.info.backend_pid
             waiter["b"] = claim_acquire(session_id=WorkerSessionFactory(processors={LATEX: 1}).pk, offers={LATEX: 1})
         finally:
             connection.close()
@@ -222,7 +221,7 @@ def test_a_single_claim_whose_head_went_over_its_limit_while_waiting_takes_the_n
     first.start()
     assert holding.wait(timeout=30)
     second.start()
-    while not ("pid" in waiter and backend_waiting_on_lock(waiter["pid"])):
+    while not a_backend_waiting_on_lock():  # the second claim's: the first holds its locks and waits on nothing
         assert second.is_alive(), waiter
     release.set()
     first.join(timeout=30), second.join(timeout=30)

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def subscriber(channel_name):
-    listener = NotifySubscriber(quire_conninfo(), channel=channel_name)
+    listener = NotifySubscriber(channel=channel_name)
     yield listener
     listener.close()
 

@@ -1,10 +1,13 @@
 import threading
+from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from access.services import member_set
 from processing.models import IdempotencyReservation, ProcessingJob
+from tests.concurrency import run_together
 from tests.factories import ProjectFactory, UserFactory
 from tests.processing.conftest import submit_build
 
@@ -229,14 +232,20 @@ def test_a_project_deleted_during_preparation_fails_the_job_as_invalid_input(own
     assert body["state"] == "failed" and body["failure"]["class"] == "invalid_input"
 
 
-def test_a_retry_takes_over_a_preparation_whose_request_died(owner_client, project, monkeypatch):
+def a_submission_whose_request_dies_after_reserving(owner_client, project, monkeypatch, key: str) -> str:
     from processing.submission import submit as submission
 
     prepare = submission._prepare
-    monkeypatch.setattr(submission, "_prepare", lambda *args, **kwargs: None)  # the process died after reserving
-    job_id = submit_build(owner_client, project, key="died").json()["id"]
-    assert ProcessingJob.objects.get(pk=job_id).state == "preparing"
+    monkeypatch.setattr(submission, "_prepare", lambda *args, **kwargs: None)
+    job_id = submit_build(owner_client, project, key=key).json()["id"]
     monkeypatch.setattr(submission, "_prepare", prepare)
+    assert ProcessingJob.objects.get(pk=job_id).state == "preparing"
+    return job_id
+
+
+def test_a_retry_takes_over_a_preparation_whose_request_died_once_its_lease_ran_out(owner_client, project, monkeypatch):
+    job_id = a_submission_whose_request_dies_after_reserving(owner_client, project, monkeypatch, "died")
+    ProcessingJob.objects.filter(pk=job_id).update(preparation_lease_until=timezone.now() - timedelta(seconds=1))
 
     retried = submit_build(owner_client, project, key="died")
 
@@ -244,34 +253,43 @@ def test_a_retry_takes_over_a_preparation_whose_request_died(owner_client, proje
     assert ProcessingJob.objects.count() == 1
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_retry_leaves_a_preparation_that_is_still_under_way_to_its_request(owner_client, project, monkeypatch):
-    from processing.advisory import advisory_key
-    from processing.submission import submit as submission
+def test_a_retry_leaves_a_preparation_whose_lease_holds_to_its_request(owner_client, project, monkeypatch):
+    job_id = a_submission_whose_request_dies_after_reserving(owner_client, project, monkeypatch, "slow")
+    lease = ProcessingJob.objects.get(pk=job_id).preparation_lease_until
+    assert lease > timezone.now() + timedelta(seconds=20)  # the deployment's 30 s, less this test's own time
 
-    prepare = submission._prepare
-    monkeypatch.setattr(submission, "_prepare", lambda *args, **kwargs: None)
-    job_id = submit_build(owner_client, project, key="slow").json()["id"]
-    monkeypatch.setattr(submission, "_prepare", prepare)
-    holding, done = threading.Event(), threading.Event()
-
-    def the_first_request_still_capturing():
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_lock(%s)", [advisory_key("preparation", job_id)])
-        holding.set()
-        done.wait(timeout=30)
-        connection.close()
-
-    first = threading.Thread(target=the_first_request_still_capturing)
-    first.start()
-    assert holding.wait(timeout=30)
-    try:
-        replayed = submit_build(owner_client, project, key="slow")
-    finally:
-        done.set()
-        first.join(timeout=30)
+    replayed = submit_build(owner_client, project, key="slow")
 
     assert (replayed.json()["id"], replayed.json()["state"]) == (job_id, "preparing")
+    assert ProcessingJob.objects.get(pk=job_id).preparation_lease_until == lease
+
+
+@pytest.mark.django_db(transaction=True)
+def test_of_two_retries_of_a_dead_preparation_at_the_same_moment_one_takes_it_over(
+    owner_client, api_client_for, owner, project, monkeypatch
+):
+    from processing.submission import submit as submission
+
+    job_id = a_submission_whose_request_dies_after_reserving(owner_client, project, monkeypatch, "both")
+    ProcessingJob.objects.filter(pk=job_id).update(preparation_lease_until=timezone.now() - timedelta(seconds=1))
+    prepared, prepare = [], submission._prepare
+
+    def counted(*args, **kwargs):
+        prepared.append(True)
+        return prepare(*args, **kwargs)
+
+    monkeypatch.setattr(submission, "_prepare", counted)
+    results = []
+
+    def retry():
+        results.append(submit_build(api_client_for(owner), project, key="both").json())
+
+    errors = run_together(retry, retry)
+
+    assert errors == []
+    assert prepared == [True]
+    assert {body["id"] for body in results} == {job_id}
+    assert ProcessingJob.objects.get(pk=job_id).state == "queued"
 
 
 def test_a_key_whose_earlier_outcome_vanished_is_503_outcome_unresolved_and_changes_nothing(

@@ -1,0 +1,46 @@
+-- Worker request replay in two round trips, as migration 0020 installed them (current definitions:
+-- processing/protocol/sql/replay.sql).
+--
+-- A request in progress is a row without a response, held until its expires_at: a duplicate meeting it is
+-- told to retry; one arriving after the hold ran out (the request's process died) takes the row over.
+
+CREATE OR REPLACE FUNCTION processing_replay_begin(
+    p_identity varchar, p_request_id varchar, p_route varchar, p_payload_sha256 varchar, p_hold_seconds double precision
+) RETURNS TABLE (held boolean, payload_sha256 varchar, response_status integer, response_body bytea)
+LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO processing_workerrequest AS request
+        (identity, request_id, route, payload_sha256, response_status, response_body, created_at, expires_at)
+    VALUES (p_identity, p_request_id, p_route, p_payload_sha256, NULL, NULL, now(),
+            now() + make_interval(secs => p_hold_seconds))
+    ON CONFLICT (identity, request_id) DO UPDATE
+        SET route = EXCLUDED.route, payload_sha256 = EXCLUDED.payload_sha256,
+            created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+        WHERE request.response_status IS NULL AND request.expires_at < now();
+    IF FOUND THEN
+        RETURN QUERY SELECT true, NULL::varchar, NULL::integer, NULL::bytea;
+        RETURN;
+    END IF;
+    -- A statement of its own takes a fresh snapshot: it sees the row the conflict was with.
+    RETURN QUERY
+        SELECT false, stored.payload_sha256, stored.response_status, stored.response_body
+        FROM processing_workerrequest AS stored
+        WHERE stored.identity = p_identity AND stored.request_id = p_request_id;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION processing_replay_end(
+    p_store boolean, p_identity varchar, p_request_id varchar, p_status integer, p_body bytea,
+    p_keep_seconds integer
+) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    IF p_store THEN
+        UPDATE processing_workerrequest
+        SET response_status = p_status, response_body = p_body, expires_at = now() + make_interval(secs => p_keep_seconds)
+        WHERE identity = p_identity AND request_id = p_request_id AND response_status IS NULL;
+    ELSE
+        DELETE FROM processing_workerrequest
+        WHERE identity = p_identity AND request_id = p_request_id AND response_status IS NULL;
+    END IF;
+END
+$$;

@@ -1,0 +1,84 @@
+"""The pooled test mode: tests run with Core's database traffic through a real PgBouncer in transaction mode.
+
+    python -m scripts.pooled_tests [pytest arguments]   (make test runs it with POOLED_TESTS)
+
+``DATABASE_URL`` points at the PgBouncer and ``DATABASE_DIRECT_URL`` at PostgreSQL itself, as in a pooled
+deployment (docs/deployment.md): consecutive transactions of one connection may run on different server
+sessions, so a statement prepared, a session lock taken or a setting made on one would be missing on the next,
+and a test relying on one fails. The PostgreSQL is the checkout's embedded one, or the server of
+``DATABASE_URL`` when it is set.
+
+Django cannot drop its test database through the pooler, which keeps server connections to it: the database
+is created by the test run (``--reuse-db`` never drops it) and dropped here, directly, before and after.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import environ
+import psycopg
+
+from config.env import VAR_DIR
+from scripts.pgbouncer import PgBouncer
+
+POOLED_TESTS = [
+    "tests/config/test_pooled_mode.py",
+    "tests/processing/protocol",
+    "tests/processing/submission",
+    "tests/processing/queue",
+    "tests/processing/relay",
+    "tests/processing/e2e",
+]
+DATABASE = "quire_pooled"
+
+
+def _postgres() -> dict:
+    """Host, port, user and password of the PostgreSQL the tests use."""
+    if url := os.environ.get("DATABASE_URL"):
+        config = environ.Env.db_url_config(url)
+        return {key: config.get(key.upper()) or default for key, default in _DEFAULTS.items()}
+    from config.embedded_db import ensure_running
+
+    server = ensure_running(VAR_DIR)
+    return {**_DEFAULTS, "host": server.socket_dir}
+
+
+_DEFAULTS = {"host": "127.0.0.1", "port": 5432, "user": "postgres", "password": ""}
+
+
+def _drop_test_database(postgres: dict) -> None:
+    params = {key: value for key, value in postgres.items() if value != ""}
+    with psycopg.connect(**params, dbname="postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "test_{DATABASE}" WITH (FORCE)')
+
+
+def main(arguments: list[str]) -> int:
+    postgres = _postgres()
+    direct = f"postgresql://{postgres['user']}:{postgres['password']}@/{DATABASE}?host={postgres['host']}"
+    if not postgres["host"].startswith("/"):
+        direct = (
+            f"postgresql://{postgres['user']}:{postgres['password']}@{postgres['host']}:{postgres['port']}/{DATABASE}"
+        )
+    _drop_test_database(postgres)
+    with tempfile.TemporaryDirectory(prefix="quire-pgbouncer-") as run_dir:
+        bouncer = PgBouncer(Path(run_dir), backend_host=postgres["host"], backend_port=int(postgres["port"]))
+        try:
+            with bouncer:
+                url = bouncer.url(DATABASE, user=postgres["user"])
+                print(f"pooled tests: DATABASE_URL={url} (PgBouncer, transaction mode), DATABASE_DIRECT_URL={direct}")
+                environment = {**os.environ, "DATABASE_URL": url, "DATABASE_DIRECT_URL": direct}
+                command = [sys.executable, "-m", "pytest", "--reuse-db", "-p", "no:cacheprovider"]
+                paths = [] if any(not argument.startswith("-") for argument in arguments) else POOLED_TESTS
+                returncode = subprocess.call([*command, *arguments, *paths], env=environment)
+                if returncode:
+                    print("PgBouncer's log, last lines:", *bouncer.log_tail(40), sep="\n")
+                return returncode
+        finally:
+            _drop_test_database(postgres)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
