@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test lint install worker-venv system-packages system-packages-test bundle stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library bench-pptx bench-collab bench-admin soak
+.PHONY: run test lint install worker-venv system-packages system-packages-test system-packages-cluster cluster cluster-drill bundle stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library bench-pptx bench-collab bench-admin soak
 
 # The browser code (frontend/): npm packages from the committed lock file, bundled by esbuild into static/bundles/.
 NODE_MODULES := frontend/node_modules/.installed
@@ -43,9 +43,23 @@ system-packages:
 system-packages-test:
 	scripts/system_packages.sh test
 
+system-packages-cluster:
+	scripts/system_packages.sh cluster
+
 run: install worker-venv system-packages
 	$(MAKE) --no-print-directory bundle
 	$(PY) scripts/run_local.py
+
+# Quire on a cluster of network namespaces on this machine (root): PostgreSQL, PgBouncer, HAProxy, two Core
+# hosts, two agent hosts (docs/deployment.md). Ctrl-C stops it.
+cluster: install worker-venv system-packages system-packages-cluster
+	$(MAKE) --no-print-directory bundle
+	$(PY) -m scripts.cluster
+
+# The cluster under mixed load loses a Core replica, an agent and PgBouncer's connections; then every promise is checked.
+cluster-drill: install worker-venv system-packages system-packages-cluster
+	$(MAKE) --no-print-directory bundle
+	$(PY) -m scripts.cluster.drill
 
 # The browser bundle needs Node (a system package), so it is built after system-packages, never before.
 lint: install
@@ -59,6 +73,10 @@ test: install worker-venv system-packages-test lint bundle
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 	$(PY) -m pytest $(PYTEST_ARGS)
+	# The tests that speak to the database most, again through PgBouncer in transaction mode (scripts/pooled_tests.py).
+	$(PY) -m scripts.pooled_tests
+	# The cluster's failure drill (as root; otherwise it says why it is skipped).
+	$(PY) -m scripts.cluster.drill
 	# A short soak under real load and faults, so that the soak itself cannot rot (it fails without load).
 	SOAK_MINUTES=$${SOAK_MINUTES:-2} $(PY) -m scripts.soak
 

@@ -11,6 +11,7 @@ import http.client
 import json
 import logging
 import random
+import ssl
 import threading
 import time
 import uuid
@@ -58,9 +59,23 @@ class CoreClient(Protocol):
 class HttpCoreClient:
     PREFIX = quire_wire.PROTOCOL_PREFIX
 
-    def __init__(self, base_url: str, token: str, *, timeout: float = 30.0, retry_deadline: float = 600.0):
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        timeout: float = 30.0,
+        retry_deadline: float = 600.0,
+        ca_file: str | None = None,
+    ):
         parts = urlsplit(base_url)
-        self._host, self._port = parts.hostname or "127.0.0.1", parts.port or 80
+        if parts.scheme not in ("http", "https"):
+            raise ValueError(f"Core's URL is http:// or https://, not {base_url!r}")
+        # Over HTTPS the certificate is verified, against ca_file when given (a deployment's own CA) or the
+        # system's trusted ones; the token never travels to a host that could not prove it is Core.
+        self._tls = ssl.create_default_context(cafile=ca_file) if parts.scheme == "https" else None
+        self._host = parts.hostname or "127.0.0.1"
+        self._port = parts.port or (443 if self._tls else 80)
         self._token = token
         self._timeout = timeout
         self._retry_deadline = retry_deadline
@@ -75,7 +90,10 @@ class HttpCoreClient:
             conn = self._idle.pop() if self._idle else None
         reused = conn is not None
         if conn is None:
-            conn = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
+            if self._tls is not None:
+                conn = http.client.HTTPSConnection(self._host, self._port, timeout=timeout, context=self._tls)
+            else:
+                conn = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
         conn.timeout = timeout
         if conn.sock is not None:
             conn.sock.settimeout(timeout)
@@ -116,6 +134,8 @@ class HttpCoreClient:
         while True:
             try:
                 status, data = self._exchange(method, path, body, headers or {}, timeout or self._timeout)
+            except ssl.SSLCertVerificationError:
+                raise  # a certificate the expected CA did not sign: no retry can help
             except (OSError, http.client.HTTPException) as exc:
                 status, data, failure = 0, b"", exc
             else:

@@ -20,6 +20,7 @@ def parser(prog: str = "python -m quire_worker") -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog, description="Run a Quire worker agent.")
     p.add_argument("--core-url", required=True, help="Core's base URL, e.g. http://127.0.0.1:8000")
     p.add_argument("--token-file", required=True, help="File holding this worker identity's token.")
+    p.add_argument("--ca-file", help="PEM file of the CA that signed Core's certificate (https:// URLs).")
     p.add_argument("--instance", default=f"{socket.gethostname()}-{os.getpid()}")
     p.add_argument("--executor", choices=["bwrap", "local"], default="bwrap")
     p.add_argument("--allow-unsandboxed", action="store_true", help="Permit --executor local (trusted code only).")
@@ -62,7 +63,7 @@ def run(argv: list[str] | None = None, *, prog: str = "python -m quire_worker") 
     work_root = Path(args.work_dir or tempfile.mkdtemp(prefix="quire-worker-"))
     work_root.mkdir(parents=True, exist_ok=True)
     agent = WorkerAgent(
-        client=HttpCoreClient(args.core_url, token),
+        client=HttpCoreClient(args.core_url, token, ca_file=args.ca_file),
         processors=processors,
         executor=executor,
         settings=AgentSettings(
