@@ -97,6 +97,9 @@ class WorkerRequest(models.Model):
     response_body = models.BinaryField(null=True)
     created_at = models.DateTimeField()
     expires_at = models.DateTimeField()
+    # While in progress: the backend of the holding process's LISTEN connection (pid and start), gone with it
+    holder_pid = models.IntegerField(null=True)
+    holder_started = models.DateTimeField(null=True)
 
     class Meta:
         constraints = [

@@ -1,15 +1,17 @@
 """Worker request replay: a retried ``request_id`` gets the stored response back, byte for byte.
 
 While the request runs, its row holds no response yet and is held for a few seconds (longer by a long
-poll's wait), so a duplicate arriving meanwhile gets ``409 request_in_progress`` without waiting. A row
-rather than a session lock: behind a transaction pooler no session outlives a transaction. One round trip
-takes the row (or finds the stored response), another stores the response (the functions of
-processing/protocol/sql/replay.sql). The response is stored after the handler's own transaction commits,
-and after it is sent: a client that has its answer does not retry, and one whose answer was lost on the way
-retries and meets the held row (409, which the agent retries) or the stored response. If the process dies
-before the store, a retry after the hold runs the handler again, and every handler is written to give the
-same answer for an effect already made. Responses of 5xx are not stored: the row is let go, and the retry
-tries again.
+poll's wait), so a duplicate arriving meanwhile gets ``409 request_in_progress`` without waiting; the row
+names this process's listening backend (``wakeups.backend``), so a duplicate arriving once this process is
+gone takes the row over at once instead of waiting out the hold. A row rather than a session lock: behind
+a transaction pooler no session outlives a transaction. One round trip takes the row (or finds the stored
+response), another stores the response (the functions of processing/protocol/sql/replay.sql). The response
+is stored after the handler's own transaction commits, and after it is sent: a client that has its answer
+does not retry, and one whose answer was lost on the way retries and meets the held row (409, which the
+agent retries) or the stored response. If the process dies before the store, a retry runs the handler again
+(at once, or after the hold when this process had no listener yet), and every handler is written to give
+the same answer for an effect already made. Responses of 5xx are not stored: the row is let go, and the
+retry tries again.
 """
 
 import hashlib
@@ -26,6 +28,7 @@ from config.http.asgi_handler import close_after_sending
 from config.http.errors import error_body
 from config.prepared import prepared_cursor
 from processing.exceptions import ProtocolInvalid, RequestIdReused, RequestInProgress
+from processing.queue.wakeups import wakeups
 
 logger = logging.getLogger(__name__)
 
@@ -68,10 +71,11 @@ def replay_run(
     payload = json.loads(raw_payload or b"{}")
     request_id = request_id_of(payload)
     digest = hashlib.sha256(route.encode() + b"\0" + raw_payload).hexdigest()
+    holder_pid, holder_started = wakeups.backend or (None, None)
     with prepared_cursor() as cursor:
         found = cursor.execute(
-            "SELECT * FROM processing_replay_begin(%s, %s, %s, %s, %s)",
-            [identity, request_id, route, digest, HOLD_SECONDS + wait_seconds],
+            "SELECT * FROM processing_replay_begin(%s, %s, %s, %s, %s, %s::integer, %s::timestamptz)",
+            [identity, request_id, route, digest, HOLD_SECONDS + wait_seconds, holder_pid, holder_started],
         ).fetchone()
     held, stored_digest, stored_status, stored_body = found or (False, None, None, None)
     if not held:

@@ -52,6 +52,9 @@ class Wakeups:
     def __init__(self) -> None:
         self.condition = threading.Condition()
         self.connected = False
+        # (pid, backend_start) of the listening connection's backend while connected: it lives exactly as long
+        # as this process keeps the connection, so other processes can tell this one is alive (replay's holder).
+        self.backend: tuple[int, object] | None = None
         self._generation = 0
         self._watches: dict[tuple[str, str], list[Watch]] = {}
         self._thread: threading.Thread | None = None
@@ -157,6 +160,9 @@ class Wakeups:
                     conn.execute(f"LISTEN {QUEUE_CHANNEL}")
                     for channel in WATCHED_CHANNELS:
                         conn.execute(f"LISTEN {channel}")
+                    self.backend = conn.execute(
+                        "SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()"
+                    ).fetchone()
                     self._set_connected(True)
                     backoff = 0.2
                     while not self._stop.is_set():
@@ -164,6 +170,7 @@ class Wakeups:
                             self._notified(notice.channel, notice.payload)
             except psycopg.Error:
                 logger.warning("notification listener disconnected; retrying", exc_info=True)
+            self.backend = None
             self._set_connected(False)
             self._stop.wait(backoff)
             backoff = min(backoff * 2, 5.0)

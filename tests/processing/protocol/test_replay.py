@@ -13,6 +13,7 @@ from processing.models import WorkerRequest
 from processing.protocol import replay
 from processing.protocol.replay import replay_run
 from tests.concurrency import run_together, separate_connection
+from tests.processing.e2e.agents import wait_until
 
 REQUEST_ID = "replay-held-1"
 PAYLOAD = json.dumps({"request_id": REQUEST_ID}).encode()
@@ -25,7 +26,8 @@ def a_duplicate_meets() -> str:
     digest = hashlib.sha256(b"sessions\0" + PAYLOAD).hexdigest()
     with separate_connection(autocommit=True) as other:
         row = other.execute(
-            "SELECT * FROM processing_replay_begin(%s, %s, %s, %s, %s)", ["pool", REQUEST_ID, "sessions", digest, 5.0]
+            "SELECT * FROM processing_replay_begin(%s, %s, %s, %s, %s, NULL, NULL)",
+            ["pool", REQUEST_ID, "sessions", digest, 5.0],
         ).fetchone()
         if row[0]:
             other.execute("SELECT processing_replay_end(false, %s, %s, 0, ''::bytea, 0)", ["pool", REQUEST_ID])
@@ -165,3 +167,41 @@ def test_of_two_duplicates_at_the_same_moment_one_runs_and_the_other_is_told_to_
     assert errors == []
     assert ran == [True]
     assert sorted(outcomes) == [200, 409]
+
+
+def a_request_held_by(holder) -> int:
+    """The request's row, held for a minute by the process whose listening connection is ``holder``; its pid."""
+    pid, started = holder.execute(
+        "SELECT pid, backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()"
+    ).fetchone()
+    digest = hashlib.sha256(b"sessions\0" + PAYLOAD).hexdigest()
+    with separate_connection(autocommit=True) as other:
+        other.execute(
+            "SELECT * FROM processing_replay_begin(%s, %s, %s, %s, %s, %s, %s)",
+            ["pool", REQUEST_ID, "sessions", digest, 60.0, pid, started],
+        )
+    return pid
+
+
+def backend_gone(pid: int) -> bool:
+    with separate_connection(autocommit=True) as other:
+        return other.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [pid]).fetchone()[0] == 0
+
+
+def test_a_request_whose_holder_is_alive_holds_its_retries_off():
+    with separate_connection(autocommit=True) as holder:
+        a_request_held_by(holder)
+
+        with pytest.raises(RequestInProgress):
+            run(lambda: pytest.fail("its holder is alive and within its hold"))
+
+
+def test_a_request_whose_holders_process_is_gone_is_taken_over_before_its_hold_runs_out():
+    with separate_connection(autocommit=True) as holder:
+        pid = a_request_held_by(holder)
+    # The holder's connection closed with its process; PostgreSQL's backend leaves pg_stat_activity.
+    wait_until(lambda: backend_gone(pid), what="the holder's backend to leave")
+
+    retried = run(lambda: (201, {"ran": "again"}))
+
+    assert retried.content == b'{"ran":"again"}'
