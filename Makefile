@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test lint install worker-venv system-packages system-packages-test system-packages-cluster cluster cluster-drill bundle stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library bench-pptx bench-collab bench-admin soak
+.PHONY: run test lint install worker-venv system-packages system-packages-test system-packages-cluster cluster cluster-drill bundle stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library bench-pptx bench-collab bench-admin bench-cluster soak
 
 # The browser code (frontend/): npm packages from the committed lock file, bundled by esbuild into static/bundles/.
 NODE_MODULES := frontend/node_modules/.installed
@@ -118,6 +118,10 @@ bench-collab: install
 
 bench-admin: install
 	$(PY) -m scripts.bench.admin
+
+# Through HAProxy and PgBouncer on the namespace cluster against one server process, in the same run (root).
+bench-cluster: install worker-venv system-packages system-packages-cluster
+	$(PY) -m scripts.bench.cluster
 
 bench-pptx: install system-packages
 	$(PY) scripts/bench_pptx.py

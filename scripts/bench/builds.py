@@ -50,8 +50,8 @@ PHASES = ("submit_to_queued", "queued_to_claimed", "claimed_to_first_output", "b
           "last_output_to_delivered", "delivered_to_succeeded", "succeeded_to_seen", "pdf_download")  # fmt: skip
 
 
-def author(url: str):
-    """A user with an API token, and an HTTP client speaking as that user."""
+def author(url: str, *, ca_file: str | None = None):
+    """A user with an API token, and an HTTP client speaking as that user (over HTTPS: verified by ``ca_file``)."""
     from django.contrib.auth import get_user_model
 
     from access.services import token_create
@@ -59,7 +59,7 @@ def author(url: str):
 
     user = get_user_model().objects.create_user(username=f"bench-{uuid.uuid4().hex[:8]}", password="x" * 12)
     _, token = token_create(user_id=user.pk, name="bench")
-    return user, HttpCoreClient(url, token)
+    return user, HttpCoreClient(url, token, ca_file=ca_file)
 
 
 def submit(client, project_id, key: str | None = None) -> dict:

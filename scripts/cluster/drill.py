@@ -6,7 +6,8 @@ until answered: echo jobs, LaTeX builds (each of an edit of its own, so none is 
 project's library (an indexing job each) and Office previews. Meanwhile: SIGKILL the web server of one Core
 host and one agent host's agent, start them again, and restart PgBouncer. Afterwards:
 
-- every accepted job is terminal, and every Office preview was answered;
+- every accepted job is terminal, and succeeded (every input is valid: a fault must not fail a job), and
+  every Office preview was answered;
 - none ran its publication twice: one delivered attempt per succeeded job, one terminal event per job in
   the outbox;
 - no Idempotency-Key produced two jobs: every answer for a key named the same job, and the database holds
@@ -232,12 +233,16 @@ def _findings(load: Load, cluster: Cluster) -> list[tuple[bool, str]]:
     )
     print(f"jobs accepted: {len(job_ids)} ({dict(load.kinds)}); states: {dict(states)}")
     print(f"attempts the faults cut short (their jobs ran again): {dict(attempts) or 'none'}")
+    for job in jobs.exclude(state="succeeded").values("id", "operation", "state", "failure_class", "failure_code"):
+        failure = f"{job['failure_class']}/{job['failure_code']}"
+        print(f"  not succeeded: {job['operation']} {job['id']} {job['state']} {failure}")
     print(f"previews: {dict(load.previews)}; client retries through the faults: {dict(load.client.retries)}")
     if check.returncode:
         print(check.stdout[-3000:], check.stderr[-3000:])
     return [
         (not load.errors, f"every submission was answered ({len(load.errors)} were not: {load.errors[:3]})"),
         (terminal, "every accepted job is terminal"),
+        (states == {"succeeded": len(job_ids)}, "every job succeeded: no fault failed one (their inputs are valid)"),
         (previews_answered and bool(load.previews), "every Office preview was answered with its PDF"),
         (twice_delivered == 0, f"one delivered attempt per succeeded job ({twice_delivered} had another count)"),
         (events_twice == 0, f"one terminal event per job in the outbox ({events_twice} had more)"),
@@ -265,10 +270,18 @@ def main() -> int:
     try:
         cluster.start()
         _django(cluster)
-        token = subprocess.run(
-            [PYTHON, "manage.py", "create_api_token", "demo", "--name", "drill"],
-            cwd=ROOT, env={**os.environ}, capture_output=True, text=True, check=True,
-        ).stdout.strip().splitlines()[-1]  # fmt: skip
+        token = (
+            subprocess.run(
+                [PYTHON, "manage.py", "create_api_token", "demo", "--name", "drill"],
+                cwd=ROOT,
+                env={**os.environ},
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            .stdout.strip()
+            .splitlines()[-1]
+        )
         client = Client(cluster, token)
         load = Load(client, _projects(client), random.Random(int(os.environ.get("DRILL_SEED", "28"))))
         print(f"load: {SUBMISSIONS} submissions over {SECONDS:.0f} s from {CLIENTS} clients through {cluster.url}")

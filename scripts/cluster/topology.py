@@ -48,6 +48,9 @@ PROXY = Host("proxy", "10.77.0.20")
 CORES = [Host("core1", "10.77.0.31"), Host("core2", "10.77.0.32")]
 AGENTS = [Host("agent1", "10.77.0.41"), Host("agent2", "10.77.0.42")]
 HOSTS = [DB, PROXY, *CORES, *AGENTS]
+# Sandbox uids (agents' jobs, Core hosts' Office converters) are reserved per network namespace but live in the
+# one kernel all these hosts share, so each host gets a range of its own (on real hosts the defaults do).
+SANDBOX_UIDS_START, UIDS_PER_HOST = 1_000_100_000, 4096
 
 
 @dataclass
@@ -101,9 +104,9 @@ class Member:
 
 
 class Cluster:
-    def __init__(self, root: Path, *, agent_slots: int = 2, web_workers: int = 1):
+    def __init__(self, root: Path, *, agent_slots: int = 2, web_workers: int = 1, agents: bool = True):
         self.root = root
-        self.agent_slots, self.web_workers = agent_slots, web_workers
+        self.agent_slots, self.web_workers, self.with_agents = agent_slots, web_workers, agents
         self.members: dict[str, Member] = {}
         self.postgres: Member | None = None
         self.pgbouncer: PgBouncer | None = None
@@ -143,6 +146,10 @@ class Cluster:
             f"proxy host {PROXY.address}: HAProxy :443 (TLS, CA {self.ca_file}) and :80 → "
             + ", ".join(f"{core.name} {core.address}:{CORE_PORT}" for core in CORES)
         )
+        if self.with_agents:
+            self.agents_start(say)
+
+    def agents_start(self, say=print) -> None:
         for agent in AGENTS:
             self._start_agent(agent)
         say("agent hosts: " + ", ".join(f"{agent.name} {agent.address}" for agent in AGENTS) + " (HTTPS to the proxy)")
@@ -264,12 +271,14 @@ class Cluster:
             "QUIRE_TEST_OPERATIONS": "true",  # echo jobs for the drill and the benchmark
             "ALLOWED_HOSTS": ",".join([PROXY.address, PROXY_NAME, *(core.address for core in CORES)]),
             "OFFICE_WARM_ON_START": "false",
+            "DATABASE_POOL": "true",  # psycopg's pool, here of connections to PgBouncer
             "DEBUG": "false",
             "PYTHONUNBUFFERED": "1",
         }
 
     def _core_members(self, core: Host) -> list[Member]:
         logs = self.root / "logs"
+        office_uids = SANDBOX_UIDS_START + (len(AGENTS) + CORES.index(core)) * UIDS_PER_HOST
         web = [
             PYTHON,
             "-m",
@@ -284,7 +293,7 @@ class Cluster:
             "--graceful-timeout",
             "5",
         ]
-        env = self.core_env()
+        env = {**self.core_env(), "OFFICE_SANDBOX_UIDS_START": str(office_uids)}
         return [
             Member(f"{core.name}-web", core, web, logs / f"{core.name}-web.log", env),
             Member(
@@ -351,6 +360,9 @@ class Cluster:
             "--slots",
             str(self.agent_slots),
             "--test-operations",
+            # The agent hosts share this machine's kernel: each needs sandbox uids of its own.
+            "--sandbox-uids",
+            str(SANDBOX_UIDS_START + AGENTS.index(agent) * UIDS_PER_HOST),
             "--work-dir",
             str(self.root / agent.name),
         ]

@@ -78,3 +78,17 @@ def test_sigusr1_writes_every_threads_stack_to_the_log(tmp_path):
         agent.wait()
     dump = log.read_text()
     assert "Thread 0x" in dump and "quire_worker/agent.py" in dump
+
+
+def test_agents_given_their_own_sandbox_uids_lease_disjoint_uids_at_the_same_time():
+    """Two agent hosts on one kernel (the namespace cluster): with ranges of their own, their jobs never share
+    a uid, so one agent's eviction of a uid's leftovers cannot kill the other's job."""
+    from quire_worker.main import executor_for
+    from quire_worker.sandbox.uids import DEFAULT_SANDBOX_UIDS
+
+    first = executor_for("bwrap", allow_unsandboxed=False, uids_start=DEFAULT_SANDBOX_UIDS.start + 100_000)
+    second = executor_for("bwrap", allow_unsandboxed=False, uids_start=DEFAULT_SANDBOX_UIDS.start + 104_096)
+
+    with first.uid_pool.lease() as one, second.uid_pool.lease() as other:
+        assert one == DEFAULT_SANDBOX_UIDS.start + 100_000
+        assert other == DEFAULT_SANDBOX_UIDS.start + 104_096

@@ -14,6 +14,7 @@ from quire_wire.log_lines import StructuredFormatter
 from quire_worker.agent import AgentSettings, WorkerAgent
 from quire_worker.client import HttpCoreClient
 from quire_worker.discovery import processors_available
+from quire_worker.sandbox.uids import DEFAULT_SANDBOX_UIDS
 
 
 def parser(prog: str = "python -m quire_worker") -> argparse.ArgumentParser:
@@ -24,6 +25,13 @@ def parser(prog: str = "python -m quire_worker") -> argparse.ArgumentParser:
     p.add_argument("--instance", default=f"{socket.gethostname()}-{os.getpid()}")
     p.add_argument("--executor", choices=["bwrap", "local"], default="bwrap")
     p.add_argument("--allow-unsandboxed", action="store_true", help="Permit --executor local (trusted code only).")
+    p.add_argument(
+        "--sandbox-uids",
+        type=int,
+        default=DEFAULT_SANDBOX_UIDS.start,
+        help="First of the 1024 uids this host's sandboxes run as; hosts sharing one kernel (containers, network "
+        "namespaces) each need a range of their own, as a uid is reserved per network namespace.",
+    )
     p.add_argument("--slots", type=int, default=1, help="Concurrent jobs per processor.")
     p.add_argument("--operations", help="Comma-separated operations to serve (default: all available).")
     p.add_argument("--test-operations", action="store_true", help="Also serve test.echo/v1.")
@@ -33,7 +41,7 @@ def parser(prog: str = "python -m quire_worker") -> argparse.ArgumentParser:
     return p
 
 
-def executor_for(name: str, *, allow_unsandboxed: bool):
+def executor_for(name: str, *, allow_unsandboxed: bool, uids_start: int = DEFAULT_SANDBOX_UIDS.start):
     from quire_worker import sandbox
 
     if name == "local":
@@ -44,7 +52,7 @@ def executor_for(name: str, *, allow_unsandboxed: bool):
     problem = sandbox.sandbox_self_check()
     if problem:
         raise SystemExit(f"bubblewrap cannot sandbox jobs on this host: {problem}")
-    return sandbox.BwrapExecutor()
+    return sandbox.BwrapExecutor(uids=range(uids_start, uids_start + len(DEFAULT_SANDBOX_UIDS)))
 
 
 def run(argv: list[str] | None = None, *, prog: str = "python -m quire_worker") -> int:
@@ -58,7 +66,11 @@ def run(argv: list[str] | None = None, *, prog: str = "python -m quire_worker") 
     if not processors:
         raise SystemExit("No processor can run on this host; nothing to serve.")
     needs_sandbox = any(getattr(p, "needs_sandbox", True) for p in processors)
-    executor = executor_for(args.executor, allow_unsandboxed=args.allow_unsandboxed) if needs_sandbox else None
+    executor = (
+        executor_for(args.executor, allow_unsandboxed=args.allow_unsandboxed, uids_start=args.sandbox_uids)
+        if needs_sandbox
+        else None
+    )
     token = Path(args.token_file).read_text().strip()
     work_root = Path(args.work_dir or tempfile.mkdtemp(prefix="quire-worker-"))
     work_root.mkdir(parents=True, exist_ok=True)
