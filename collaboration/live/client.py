@@ -8,6 +8,7 @@ acknowledged, and records refusals and the close code. Edits are made with ``ins
 import asyncio
 import contextlib
 import json
+import ssl
 from dataclasses import dataclass, field
 
 from pycrdt import Doc, Text
@@ -30,6 +31,7 @@ class LiveClient:
     url: str
     session_cookie: str
     origin: str
+    tls: ssl.SSLContext | None = None  # for wss:// through a proxy whose CA is a deployment's own
     doc: Doc = field(default_factory=Doc)
     refusals: list[dict] = field(default_factory=list)
     closed: Closed | None = None
@@ -45,6 +47,11 @@ class LiveClient:
         self._subscription = self.doc.observe(self._on_local_change)
 
     @property
+    def response_headers(self):
+        """The headers of the server's answer to the upgrade (a proxy may name the replica it chose)."""
+        return self._socket.response.headers
+
+    @property
     def text(self) -> str:
         return str(self.doc[ROOT])
 
@@ -55,6 +62,7 @@ class LiveClient:
             origin=self.origin,
             max_size=None,
             compression=None,
+            **({"ssl": self.tls} if self.tls is not None else {}),
         )
         self._reader = asyncio.get_running_loop().create_task(self._read())
         # A server that accepts and closes at once (a connection limit) is recorded by the reader as closed.

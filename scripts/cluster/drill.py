@@ -4,7 +4,8 @@ agent and the pooler's connections; then what was promised is checked in the dat
 Load, through HAProxy over TLS as API clients send it, each submission retried with its Idempotency-Key
 until answered: echo jobs, LaTeX builds (each of an edit of its own, so none is reused), PDFs added to a
 project's library (an indexing job each) and Office previews. Meanwhile: SIGKILL the web server of one Core
-host and one agent host's agent, start them again, and restart PgBouncer. Afterwards:
+host and one agent host's agent, start them again, restart PgBouncer, and kill and restart HAProxy.
+Afterwards:
 
 - every accepted job is terminal, and succeeded (every input is valid: a fault must not fail a job), and
   every Office preview was answered;
@@ -13,7 +14,8 @@ host and one agent host's agent, start them again, and restart PgBouncer. Afterw
 - no Idempotency-Key produced two jobs: every answer for a key named the same job, and the database holds
   one job per key;
 - the outbox relay delivered every event (none left undispatched);
-- ``processing_check`` finds nothing wrong.
+- ``processing_check`` finds nothing wrong;
+- two editors of one document, their WebSockets on different replicas, see each other's typing.
 
 DRILL_SUBMISSIONS (default 160) and DRILL_SECONDS (default 40) bound the load.
 Exit status 0 only when every check holds.
@@ -34,7 +36,7 @@ from collections import Counter, defaultdict
 
 from config.env import VAR_DIR
 from scripts.cluster import network
-from scripts.cluster.topology import AGENTS, CORES, PYTHON, ROOT, Cluster
+from scripts.cluster.topology import AGENTS, CORES, DEMO_USER, PROXY, PYTHON, ROOT, Cluster
 
 SUBMISSIONS = int(os.environ.get("DRILL_SUBMISSIONS", "160"))
 SECONDS = float(os.environ.get("DRILL_SECONDS", "40"))
@@ -174,10 +176,58 @@ def _faults(cluster: Cluster, started: float, log: list[str], stop: threading.Ev
         (SECONDS * 0.35, f"start the web server of {core.name} again", lambda: cluster.core_restart(core)),
         (SECONDS * 0.4, f"start the agent on {agent.name} again", lambda: cluster.agent_restart(agent)),
         (SECONDS * 0.6, "restart PgBouncer (every pooled connection cut)", cluster.pgbouncer.restart),
+        (SECONDS * 0.75, "SIGKILL HAProxy and start it again (every client connection cut)", cluster.proxy_restart),
     ]
     for seconds, what, action in steps:
         if not at(seconds, what, action):
             return
+
+
+def _editors_on_two_replicas(cluster: Cluster, project_id: str) -> tuple[bool, str]:
+    """Two editors of one document whose WebSockets the proxy gave to different replicas see each other's
+    typing: live editing needs no sticky sessions."""
+    import asyncio
+
+    from django.contrib.auth import get_user_model
+    from django.test import Client as DjangoClient
+
+    from collaboration.live.client import LiveClient
+    from workspace.models import ProjectFile
+
+    browser = DjangoClient()
+    browser.force_login(get_user_model().objects.get(username=DEMO_USER))
+    cookie = browser.cookies["sessionid"].value
+    file = ProjectFile.objects.get(project_id=project_id, path="main.tex")
+    url = f"wss://{PROXY.address}/ws/projects/{project_id}/documents/{file.pk}"
+    tls = ssl.create_default_context(cafile=str(cluster.ca_file))
+
+    async def edit_together() -> tuple[bool, str]:
+        editors = {}
+        for _ in range(6):  # round robin among other traffic: connect until two replicas hold one each
+            editor = await LiveClient(url, cookie, f"https://{PROXY.address}", tls=tls).open()
+            replica = editor.response_headers.get("X-Quire-Replica")
+            if replica in editors:
+                await editor.close()
+                continue
+            editors[replica] = editor
+            if len(editors) == 2:
+                break
+        if len(editors) < 2:
+            return False, f"every editor landed on {sorted(editors)}"
+        (first_replica, first), (second_replica, second) = editors.items()
+        await asyncio.wait_for(asyncio.gather(first.synced.wait(), second.synced.wait()), 10)
+        first.insert(0, f"% typed on {first_replica}\n")
+        second.insert(len(second.text), f"% typed on {second_replica}\n")
+        await second.wait_until(lambda: f"typed on {first_replica}" in second.text)
+        await first.wait_until(lambda: f"typed on {second_replica}" in first.text)
+        same = first.text == second.text
+        await first.close(), await second.close()
+        return same, f"{first_replica} and {second_replica}"
+
+    try:
+        return asyncio.run(edit_together())
+    except (AssertionError, TimeoutError, OSError) as exc:
+        return False, f"{type(exc).__name__}: {exc}"
 
 
 def _django(cluster: Cluster) -> None:
@@ -294,6 +344,8 @@ def main() -> int:
         faults.join()
         print("faults:", *fault_log, sep="\n  ")
         findings = _findings(load, cluster)
+        together, replicas = _editors_on_two_replicas(cluster, load.projects["echo"])
+        findings.append((together, f"two editors of one document on different replicas ({replicas}) converged"))
     finally:
         cluster.stop()
     print("found:")

@@ -40,6 +40,8 @@ frontend quire
 
 backend core
     balance roundrobin
+    # Which replica answered: the drill checks that two editors of one document were served by different ones.
+    http-response set-header X-Quire-Replica %[srv_name]
     option httpchk GET /healthz
     http-check expect status 200
     # Checked every second; two failures take a replica out, two successes bring it back.

@@ -327,6 +327,11 @@ class Cluster:
         self.members[proxy.name] = proxy
         proxy.start()
 
+    def proxy_restart(self) -> None:
+        """SIGKILL HAProxy and start it again: every connection through it is cut."""
+        self.members["haproxy"].kill()
+        self.members["haproxy"].start()
+
     def wait_until_serving(self, timeout: float = 90.0) -> None:
         _wait_for(lambda: self._healthz_through_proxy(), "the replicas to answer /healthz through HAProxy", timeout)
 

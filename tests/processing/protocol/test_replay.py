@@ -6,8 +6,10 @@ import json
 import logging
 import threading
 
+import psycopg
 import pytest
 
+from config.direct_database import direct_connection_params
 from processing.exceptions import RequestIdReused, RequestInProgress
 from processing.models import WorkerRequest
 from processing.protocol import replay
@@ -188,8 +190,14 @@ def backend_gone(pid: int) -> bool:
         return other.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [pid]).fetchone()[0] == 0
 
 
+def listening_connection():
+    """A connection like a process's listener: to PostgreSQL itself (behind a pooler, a pooled client's backend
+    would outlive the client)."""
+    return psycopg.connect(**direct_connection_params(), autocommit=True)
+
+
 def test_a_request_whose_holder_is_alive_holds_its_retries_off():
-    with separate_connection(autocommit=True) as holder:
+    with listening_connection() as holder:
         a_request_held_by(holder)
 
         with pytest.raises(RequestInProgress):
@@ -197,7 +205,7 @@ def test_a_request_whose_holder_is_alive_holds_its_retries_off():
 
 
 def test_a_request_whose_holders_process_is_gone_is_taken_over_before_its_hold_runs_out():
-    with separate_connection(autocommit=True) as holder:
+    with listening_connection() as holder:
         pid = a_request_held_by(holder)
     # The holder's connection closed with its process; PostgreSQL's backend leaves pg_stat_activity.
     wait_until(lambda: backend_gone(pid), what="the holder's backend to leave")
