@@ -264,6 +264,9 @@ class ProcessingJob(models.Model):
             ),
             models.Index(fields=["deadline_at"], condition=Q(state__in=["preparing", "queued"]), name="job_deadline"),
             models.Index(
+                fields=["preparation_lease_until"], condition=Q(state="preparing"), name="job_preparation_lease"
+            ),
+            models.Index(
                 fields=["finalization_expires_at"],
                 condition=Q(state="finalizing"),
                 name="job_finalization_expiry",

@@ -79,5 +79,10 @@ class Operation:
     def reuse_scope(self) -> str:
         return self.SCOPES[self.job_class]
 
+    @property
+    def captures_project(self) -> bool:
+        """Its input is a capture of the project; otherwise the request carries it (an upload)."""
+        return self.job_class in ("project_build", "project_export")
+
     def role(self, name: str) -> ResultRole | None:
         return next((role for role in self.result_roles if role.role == name), None)

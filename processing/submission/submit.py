@@ -4,7 +4,10 @@ Each step owns a short transaction; no row lock is held across capture. The
 preparing request holds a lease on the job's preparation instead (a column of
 the job, since a transaction pooler keeps no session lock across transactions),
 so a retry with the same key leaves a preparation still under way alone and
-takes over one whose request died once its lease ran out. A failed preparation fails its job
+takes over one whose request died once its lease ran out. When no retry comes (the client
+got its answer from a replay while the dying request still held the lease), the maintenance
+loop resumes a project capture itself (``preparations_resume``); an upload can only come
+again with a retry, so its job waits for one until its preparation deadline. A failed preparation fails its job
 (``invalid_input`` or ``transient_infrastructure``) so every accepted job
 reaches a terminal state.
 """
@@ -15,7 +18,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -27,7 +30,7 @@ from processing.configuration import Limits, distribution, limits
 from processing.exceptions import InputTooLarge, InvalidOptions, ProjectTypeUnsupported
 from processing.models import FailureClass, JobState, Phase, ProcessingJob
 from processing.notify import queue_notify
-from processing.operations import Operation
+from processing.operations import Operation, operation_get
 from processing.submission import reuse
 from processing.submission.admission import admission_check
 from processing.submission.capture import project_capture
@@ -143,8 +146,31 @@ def job_submit(
     # blobs are content-addressed, and only the first preparation to lock the job queues it), but it is
     # wasted work, and a lease that ran out under a slow capture costs no more than that.
     if not submitted.replayed or _preparation_taken_over(submitted.job_id, limit):
-        _prepare(operation, submitted.job_id, upload=upload, limit=limit)
+        try:
+            _prepare(operation, submitted.job_id, upload=upload, limit=limit)
+        except Exception:
+            _preparation_let_go(submitted.job_id)
+            raise
     return submitted
+
+
+def preparations_resume(batch: int = 50) -> int:
+    """Capture and queue the project jobs whose preparing request died and that no retry took over, once their
+    lease ran out (the maintenance loop's step). The lease is taken as a retry takes it, so a late retry and
+    several loops at once prepare each job once."""
+    limit = limits()
+    stale = ProcessingJob.objects.filter(
+        state=JobState.PREPARING, project_id__isnull=False, preparation_lease_until__lt=timezone.now()
+    )
+    resumed = 0
+    for job_id, name in stale.order_by("created_at").values_list("pk", "operation")[:batch]:
+        operation = operation_get(name)
+        if operation is None or not operation.captures_project or not _preparation_taken_over(job_id, limit):
+            continue
+        logger.warning("resuming an abandoned preparation", extra={"job": str(job_id), "operation": name})
+        _prepare(operation, job_id, upload=None, limit=limit)
+        resumed += 1
+    return resumed
 
 
 def _preparation_taken_over(job_id: uuid.UUID, limit: Limits) -> bool:
@@ -154,6 +180,15 @@ def _preparation_taken_over(job_id: uuid.UUID, limit: Limits) -> bool:
         preparation_lease_until=now + timedelta(seconds=limit.preparation_lease_seconds)
     )
     return bool(taken)
+
+
+def _preparation_let_go(job_id: uuid.UUID) -> None:
+    """A preparation that broke off (its failure could not even be recorded) ends its lease, so the client's
+    retry takes the job over at once; with the database out of reach this fails too, and the lease runs out."""
+    try:
+        ProcessingJob.objects.filter(pk=job_id, state=JobState.PREPARING).update(preparation_lease_until=None)
+    except DatabaseError:
+        logger.warning("a broken-off preparation keeps its lease until it runs out", extra={"job": str(job_id)})
 
 
 def _upload_check(operation: Operation, upload: Upload, limit: Limits) -> None:

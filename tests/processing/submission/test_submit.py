@@ -2,14 +2,18 @@ import threading
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection
 from django.utils import timezone
 
 from access.services import member_set
 from processing.models import IdempotencyReservation, ProcessingJob
+from processing.submission.submit import preparations_resume
+from processing.upkeep.reapers import sweep
 from tests.concurrency import run_together
 from tests.factories import ProjectFactory, UserFactory
 from tests.processing.conftest import submit_build
+from tests.processing.sweeps import SWEEP_DATABASES
+from tests.processing.worker_calls import ECHO
 
 pytestmark = pytest.mark.django_db
 
@@ -289,6 +293,87 @@ def test_of_two_retries_of_a_dead_preparation_at_the_same_moment_one_takes_it_ov
     assert errors == []
     assert prepared == [True]
     assert {body["id"] for body in results} == {job_id}
+    assert ProcessingJob.objects.get(pk=job_id).state == "queued"
+
+
+@pytest.mark.django_db(databases=SWEEP_DATABASES)
+def test_the_maintenance_loop_prepares_a_project_job_whose_request_died_once_its_lease_ran_out(
+    owner_client, project, monkeypatch
+):
+    """The client's retry came while the dying request still held the lease, got the job id and went away: no
+    retry will prepare it, so the loop does, as soon as the lease runs out (not at the preparation deadline)."""
+    job_id = a_submission_whose_request_dies_after_reserving(owner_client, project, monkeypatch, "orphaned")
+    submit_build(owner_client, project, key="orphaned")  # the replay, answered "preparing"
+
+    assert sweep().counts["preparations_resumed"] == 0, "the lease still holds"
+    ProcessingJob.objects.filter(pk=job_id).update(preparation_lease_until=timezone.now() - timedelta(seconds=1))
+    assert sweep().counts["preparations_resumed"] == 1
+
+    job = ProcessingJob.objects.get(pk=job_id)
+    assert (job.state, job.input_blob_id is not None) == ("queued", True)
+    assert job.captured, "captured from the project, as the request would have"
+
+
+def test_a_preparation_that_broke_off_lets_its_lease_go_so_the_retry_prepares_at_once(owner, project, monkeypatch):
+    from processing.submission import submit as submission
+
+    def database_gone(*args, **kwargs):
+        raise OperationalError("the connection was lost while recording the failure")
+
+    monkeypatch.setattr(submission, "_prepare", database_gone)
+    with pytest.raises(OperationalError):
+        submission.job_submit(actor_id=owner.pk, operation_name=ECHO, idempotency_key="cut", project_id=project.pk)
+    job = ProcessingJob.objects.get(project_id=project.pk)
+    assert (job.state, job.preparation_lease_until) == ("preparing", None)
+
+    monkeypatch.undo()
+    retried = submission.job_submit(
+        actor_id=owner.pk, operation_name=ECHO, idempotency_key="cut", project_id=project.pk
+    )
+
+    assert retried.job_id == job.pk
+    assert ProcessingJob.objects.get(pk=job.pk).state == "queued"
+
+
+def test_an_uploads_preparation_is_left_to_a_retry_that_carries_its_bytes(owner):
+    from processing.operations import PPTX_IMPORT_TYPST
+
+    upload_job = ProcessingJob.objects.create(
+        operation=PPTX_IMPORT_TYPST.name,
+        requester_id=owner.pk,
+        options_digest="0" * 64,
+        input_filename="deck.pptx",
+        deadline_at=timezone.now() + timedelta(minutes=10),
+        preparation_lease_until=timezone.now() - timedelta(seconds=1),
+    )
+
+    assert preparations_resume() == 0
+    assert ProcessingJob.objects.get(pk=upload_job.pk).state == "preparing"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_late_retry_and_the_maintenance_loop_at_the_same_moment_prepare_the_job_once(
+    owner_client, api_client_for, owner, project, monkeypatch
+):
+    from processing.submission import submit as submission
+
+    job_id = a_submission_whose_request_dies_after_reserving(owner_client, project, monkeypatch, "late")
+    ProcessingJob.objects.filter(pk=job_id).update(preparation_lease_until=timezone.now() - timedelta(seconds=1))
+    prepared, prepare = [], submission._prepare
+
+    def counted(*args, **kwargs):
+        prepared.append(True)
+        return prepare(*args, **kwargs)
+
+    monkeypatch.setattr(submission, "_prepare", counted)
+
+    def retry():
+        submit_build(api_client_for(owner), project, key="late")
+
+    errors = run_together(retry, preparations_resume)
+
+    assert errors == []
+    assert prepared == [True]
     assert ProcessingJob.objects.get(pk=job_id).state == "queued"
 
 
