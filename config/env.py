@@ -33,7 +33,9 @@ env = environ.Env(
     QUIRE_STORAGE_DIR=(str, str(VAR_DIR / "storage")),
     QUIRE_LOG_LEVEL=(str, "INFO"),
     QUIRE_METRICS_PUBLIC=(bool, False),
-    # Office previews (office/): converter slots, limits and caches of the per-process host
+    # Office previews (office/): converter slots, limits and caches of the host. With OFFICE_HOST_SOCKET set, the
+    # server processes send previews to the machine's one host (`manage.py office_host`) listening there.
+    OFFICE_HOST_SOCKET=(str, ""),
     OFFICE_SLOTS=(int, 2),
     OFFICE_CONVERSION_TIMEOUT_SECONDS=(float, 30.0),
     OFFICE_START_TIMEOUT_SECONDS=(float, 60.0),

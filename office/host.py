@@ -1,4 +1,7 @@
-"""The Office conversion host (seed 004, docs/architecture.md §12): one per server process, asyncio inside.
+"""The Office conversion host (seed 004, docs/architecture.md §12): one per machine, asyncio inside.
+
+The machine's server processes reach it through ``office/host_service.py``; without that service configured,
+each server process keeps one of its own.
 
 A reader arrives with **authorized** source metadata (project, path, version,
 size) and a deferred ``read`` callback; no bytes are read at admission. Its way:

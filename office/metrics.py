@@ -1,9 +1,11 @@
-"""Office figures for ``/metrics``, read from this process's host at scrape time (never started by it)."""
+"""Office figures for ``/metrics``, read at scrape time from the host this process uses (never started by it):
+its own, or the machine's shared one (``office/host_client.py``), which every server process reports alike."""
 
 from prometheus_client import REGISTRY
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from office import runtime
+from office.exceptions import ConverterUnavailable
 
 
 class OfficeCollector:
@@ -11,7 +13,12 @@ class OfficeCollector:
         current = runtime.host_runtime_current()
         if current is None:
             return
-        snap = current.snapshot()
+        try:
+            snap = current.snapshot()
+        except ConverterUnavailable:  # the machine's preview service is not answering
+            yield GaugeMetricFamily("quire_office_host_up", "The Office host answers", value=0)
+            return
+        yield GaugeMetricFamily("quire_office_host_up", "The Office host answers", value=1)
         queue = GaugeMetricFamily("quire_office_queue_length", "Queued conversions", labels=["priority"])
         queue.add_metric(["foreground"], snap.queued_foreground)
         queue.add_metric(["background"], snap.queued_background)

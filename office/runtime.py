@@ -77,9 +77,10 @@ class HostRuntime:
         self._loop.call_soon_threadsafe(setattr, self.host, "background_enabled", enabled)
 
     def snapshot(self) -> HostSnapshot:
-        return self.call(self._snapshot(), timeout=5)
+        return self.call(self.snapshot_on_loop(), timeout=5)
 
-    async def _snapshot(self) -> HostSnapshot:
+    async def snapshot_on_loop(self) -> HostSnapshot:
+        """The figures, from a coroutine already running on the host's loop."""
         host = self.host
         return HostSnapshot(
             queued_foreground=host.queued(Priority.FOREGROUND),

@@ -13,6 +13,7 @@ from office import runtime, selectors
 from office.engine import office_extension, office_extension_require
 from office.exceptions import OfficeBusy, OfficeError, SourceChanged, SourceTooLarge
 from office.host import HostLimits, Preview, Priority, SourceRead, SourceRef
+from office.host_client import RemoteHost
 from office.libreoffice import EngineConfig, LibreOfficeEngine
 from office.models import OfficeSwitch
 from office.settle import in_thread
@@ -22,9 +23,16 @@ from workspace import facade as workspace
 logger = logging.getLogger(__name__)
 
 
-def host() -> runtime.HostRuntime:
-    """This process's conversion host, started (and its converters warmed) on first use."""
-    return runtime.host_runtime(_runtime_from_settings)
+def host() -> runtime.HostRuntime | RemoteHost:
+    """This process's conversion host, started (and its converters warmed) on first use; with
+    ``OFFICE_HOST_SOCKET`` set, the machine's shared host that ``manage.py office_host`` serves there."""
+    return runtime.host_runtime(_host_from_settings)
+
+
+def _host_from_settings() -> runtime.HostRuntime | RemoteHost:
+    if settings.OFFICE_HOST_SOCKET:
+        return RemoteHost(settings.OFFICE_HOST_SOCKET)
+    return runtime_from_settings()
 
 
 async def preview_get(*, user_id: int | None, project_id: uuid.UUID, path: str) -> Preview:
@@ -35,7 +43,7 @@ async def preview_get(*, user_id: int | None, project_id: uuid.UUID, path: str) 
     """
     meta = await sync_to_async(workspace.file_meta_for)(user_id=user_id, project_id=project_id, path=path)
     source = _source_of(meta)
-    return await host().convert(source=source, read=_reader(source), priority=Priority.FOREGROUND)
+    return await host().convert(source=source, read=source_reader(source), priority=Priority.FOREGROUND)
 
 
 def prewarm_submit(*, actor_id: int, project_id: uuid.UUID, path: str) -> bool:
@@ -52,7 +60,7 @@ def prewarm_submit(*, actor_id: int, project_id: uuid.UUID, path: str) -> bool:
     except QuireError:
         return False  # gone or no longer visible to its writer: nothing to prewarm
     source = _source_of(meta)
-    work = host().submit(source=source, read=_reader(source), priority=Priority.BACKGROUND)
+    work = host().submit(source=source, read=source_reader(source), priority=Priority.BACKGROUND)
     work.add_done_callback(_prewarm_finished)
     return True
 
@@ -79,7 +87,7 @@ def _source_of(meta: workspace.FileMeta) -> SourceRef:
     return SourceRef(meta.project_id, meta.path, meta.sha256, meta.size_bytes)
 
 
-def _reader(source: SourceRef) -> SourceRead:
+def source_reader(source: SourceRef) -> SourceRead:
     async def read(max_bytes: int) -> tuple[bytes, str]:
         return await in_thread(_content_read, source, max_bytes, executor=host().reads)
 
@@ -107,7 +115,8 @@ def _prewarm_finished(work: concurrent.futures.Future) -> None:
     logger.log(level, "office prewarm failed", extra={"error": type(error).__name__})
 
 
-def _runtime_from_settings() -> runtime.HostRuntime:
+def runtime_from_settings() -> runtime.HostRuntime:
+    """A host of this process's own, with the limits and converters the settings give."""
     limits = HostLimits(
         max_running=settings.OFFICE_SLOTS,
         max_readers=settings.OFFICE_MAX_READERS,

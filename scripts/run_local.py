@@ -1,10 +1,11 @@
 """`make run`: the embedded database, migrations, the demo login, and Quire's processes.
 
-Starts the web server (gunicorn with the uvicorn worker), a local worker agent,
-the maintenance loop and the outbox relay (to ``OUTBOX_BROKER_URL``, NOTIFY by
-default), prints the URL and login, starts again (after a growing pause) an agent,
-relay or maintenance loop that dies, and on Ctrl-C or SIGTERM stops everything it
-started, in order, including the embedded PostgreSQL if it started it.
+Starts the web server (gunicorn with the uvicorn worker), the machine's Office preview
+service (its processes share it), a local worker agent, the maintenance loop and the
+outbox relay (to ``OUTBOX_BROKER_URL``, NOTIFY by default), prints the URL and login,
+starts again (after a growing pause) an agent, relay, Office service or maintenance loop
+that dies, and on Ctrl-C or SIGTERM stops everything it started, in order, including the
+embedded PostgreSQL if it started it.
 The first run writes ``var/deployment.toml`` with a local worker identity whose
 token is kept in ``var/worker.token``.
 """
@@ -98,6 +99,9 @@ def background_processes(token_file: Path) -> list[tuple[str, list[str], bool]]:
         str(VAR / "worker"),
     ]
     return [
+        # This machine's one Office preview service: the web server's processes share its queue, cache and
+        # warm converters through OFFICE_HOST_SOCKET (set in main()).
+        ("office host", [PYTHON, "manage.py", "office_host"], False),
         ("worker", worker, False),
         ("maintenance", [PYTHON, "manage.py", "processing_maintain", "--interval", "5"], False),
         ("outbox relay", [PYTHON, "manage.py", "outbox_relay"], False),
@@ -138,6 +142,7 @@ def main() -> int:
     manage("ensure_user", COAUTHOR, COAUTHOR_PASSWORD)
     manage("seed_demo_project", DEMO_USER, "--editor", COAUTHOR)
     token_file = local_worker_identity()
+    os.environ.setdefault("OFFICE_HOST_SOCKET", str(VAR / "office.sock"))
 
     # The web server is required (without it nothing is reachable: `make run` stops); the others are restarted.
     children = [

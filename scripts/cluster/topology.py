@@ -293,8 +293,17 @@ class Cluster:
             "--graceful-timeout",
             "5",
         ]
-        env = {**self.core_env(), "OFFICE_SANDBOX_UIDS_START": str(office_uids)}
+        # The host's one Office preview service; its web workers reach it over a Unix socket of their own.
+        office_socket = str(self.root / f"{core.name}-office.sock")
+        env = {**self.core_env(), "OFFICE_SANDBOX_UIDS_START": str(office_uids), "OFFICE_HOST_SOCKET": office_socket}
         return [
+            Member(
+                f"{core.name}-office",
+                core,
+                [PYTHON, "manage.py", "office_host", "--socket", office_socket],
+                logs / f"{core.name}-office.log",
+                env,
+            ),
             Member(f"{core.name}-web", core, web, logs / f"{core.name}-web.log", env),
             Member(
                 f"{core.name}-maintain",
