@@ -11,7 +11,7 @@ from django.db import connections, transaction
 from config.errors import QuireError
 from office import runtime, selectors
 from office.engine import office_extension, office_extension_require
-from office.exceptions import OfficeBusy, OfficeError, SourceChanged, SourceTooLarge
+from office.exceptions import ConverterUnavailable, OfficeBusy, OfficeError, SourceChanged, SourceTooLarge
 from office.host import HostLimits, Preview, Priority, SourceRead, SourceRef
 from office.host_client import RemoteHost
 from office.libreoffice import EngineConfig, LibreOfficeEngine
@@ -51,8 +51,7 @@ def prewarm_submit(*, actor_id: int, project_id: uuid.UUID, path: str) -> bool:
     if office_extension(path) is None:
         return False
     enabled = selectors.background_enabled()
-    if (current := runtime.host_runtime_current()) is not None:
-        current.background_set(enabled)
+    _switch_apply(enabled)
     if not enabled:
         return False
     try:
@@ -77,9 +76,19 @@ def background_set(*, enabled: bool, actor=None) -> None:
                 subject=f"background conversions {'on' if enabled else 'off'}",
                 count=1,
             )
+    _switch_apply(enabled and settings.OFFICE_BACKGROUND_ENABLED)
+
+
+def _switch_apply(enabled: bool) -> None:
+    """Tell the host this process uses, if it has one yet. A machine's preview service that is not answering
+    misses it, and learns it from the next prewarm: neither a file write nor the switch fails for it."""
     current = runtime.host_runtime_current()
-    if current is not None:
-        current.background_set(enabled and settings.OFFICE_BACKGROUND_ENABLED)
+    if current is None:
+        return
+    try:
+        current.background_set(enabled)
+    except ConverterUnavailable:
+        logger.warning("the office host did not take the background switch", extra={"enabled": enabled})
 
 
 def _source_of(meta: workspace.FileMeta) -> SourceRef:

@@ -282,3 +282,23 @@ def test_metrics_say_when_the_machines_host_is_not_answering(tmp_path):
         host_runtime_replace(previous)
 
     assert [(family.name, family.samples[0].value) for family in families] == [("quire_office_host_up", 0)]
+
+
+def test_a_file_write_succeeds_while_the_machines_host_is_not_answering(owner, owner_client, settings, tmp_path):
+    """Prewarming is speculation: with the preview service down, the upload is stored and answered as ever."""
+    from office.runtime import host_runtime_replace
+
+    settings.QUIRE_STORAGE_DIR = str(tmp_path / "storage")
+    settings.OFFICE_HOST_SOCKET = str(tmp_path / "nobody-listens.sock")
+    previous = host_runtime_replace(RemoteHost(settings.OFFICE_HOST_SOCKET))
+    project = ProjectFactory(owner=owner)
+    try:
+        for attempt in ("first", "again"):
+            response = owner_client.put(
+                f"/v1/projects/{project.pk}/files/draft.docx",
+                docx_with([attempt]),
+                content_type="application/octet-stream",
+            )
+            assert response.status_code in (200, 201), response.content
+    finally:
+        host_runtime_replace(previous)
