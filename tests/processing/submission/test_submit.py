@@ -247,6 +247,26 @@ def a_submission_whose_request_dies_after_reserving(owner_client, project, monke
     return job_id
 
 
+def a_dead_preparation_whose_lease_ran_out(owner_client, project, monkeypatch, key: str) -> str:
+    job_id = a_submission_whose_request_dies_after_reserving(owner_client, project, monkeypatch, key)
+    ProcessingJob.objects.filter(pk=job_id).update(preparation_lease_until=timezone.now() - timedelta(seconds=1))
+    return job_id
+
+
+def preparations_counted(monkeypatch) -> list:
+    """From now on every preparation appends to the returned list before it runs."""
+    from processing.submission import submit as submission
+
+    prepared, prepare = [], submission._prepare
+
+    def counted(*args, **kwargs):
+        prepared.append(True)
+        return prepare(*args, **kwargs)
+
+    monkeypatch.setattr(submission, "_prepare", counted)
+    return prepared
+
+
 def test_a_retry_takes_over_a_preparation_whose_request_died_once_its_lease_ran_out(owner_client, project, monkeypatch):
     job_id = a_submission_whose_request_dies_after_reserving(owner_client, project, monkeypatch, "died")
     ProcessingJob.objects.filter(pk=job_id).update(preparation_lease_until=timezone.now() - timedelta(seconds=1))
@@ -272,17 +292,8 @@ def test_a_retry_leaves_a_preparation_whose_lease_holds_to_its_request(owner_cli
 def test_of_two_retries_of_a_dead_preparation_at_the_same_moment_one_takes_it_over(
     owner_client, api_client_for, owner, project, monkeypatch
 ):
-    from processing.submission import submit as submission
-
-    job_id = a_submission_whose_request_dies_after_reserving(owner_client, project, monkeypatch, "both")
-    ProcessingJob.objects.filter(pk=job_id).update(preparation_lease_until=timezone.now() - timedelta(seconds=1))
-    prepared, prepare = [], submission._prepare
-
-    def counted(*args, **kwargs):
-        prepared.append(True)
-        return prepare(*args, **kwargs)
-
-    monkeypatch.setattr(submission, "_prepare", counted)
+    job_id = a_dead_preparation_whose_lease_ran_out(owner_client, project, monkeypatch, "both")
+    prepared = preparations_counted(monkeypatch)
     results = []
 
     def retry():
@@ -355,17 +366,8 @@ def test_an_uploads_preparation_is_left_to_a_retry_that_carries_its_bytes(owner)
 def test_a_late_retry_and_the_maintenance_loop_at_the_same_moment_prepare_the_job_once(
     owner_client, api_client_for, owner, project, monkeypatch
 ):
-    from processing.submission import submit as submission
-
-    job_id = a_submission_whose_request_dies_after_reserving(owner_client, project, monkeypatch, "late")
-    ProcessingJob.objects.filter(pk=job_id).update(preparation_lease_until=timezone.now() - timedelta(seconds=1))
-    prepared, prepare = [], submission._prepare
-
-    def counted(*args, **kwargs):
-        prepared.append(True)
-        return prepare(*args, **kwargs)
-
-    monkeypatch.setattr(submission, "_prepare", counted)
+    job_id = a_dead_preparation_whose_lease_ran_out(owner_client, project, monkeypatch, "late")
+    prepared = preparations_counted(monkeypatch)
 
     def retry():
         submit_build(api_client_for(owner), project, key="late")
