@@ -18,7 +18,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
-from django.db import DatabaseError, IntegrityError, transaction
+from django.db import Error, IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -187,7 +187,7 @@ def _preparation_let_go(job_id: uuid.UUID) -> None:
     retry takes the job over at once; with the database out of reach this fails too, and the lease runs out."""
     try:
         ProcessingJob.objects.filter(pk=job_id, state=JobState.PREPARING).update(preparation_lease_until=None)
-    except DatabaseError:
+    except Error:  # the connection itself may be gone (InterfaceError), not only the database
         logger.warning("a broken-off preparation keeps its lease until it runs out", extra={"job": str(job_id)})
 
 
