@@ -10,7 +10,6 @@ for it. ``manage.py office_host`` runs it.
 
 import asyncio
 import contextlib
-import logging
 import os
 from collections.abc import Callable
 from dataclasses import asdict
@@ -21,12 +20,17 @@ from office.host import Priority, SourceRead, SourceRef
 from office.host_wire import error_answer, frame_encode, frame_read, preview_answer, source_decode
 from office.runtime import HostRuntime
 
-logger = logging.getLogger(__name__)
-
 
 class HostService:
-    def __init__(self, runtime: HostRuntime, reader_for: Callable[[SourceRef], SourceRead]):
-        self.runtime, self.reader_for = runtime, reader_for
+    def __init__(
+        self,
+        runtime: HostRuntime,
+        reader_for: Callable[[SourceRef], SourceRead],
+        prewarm_finished: Callable[[asyncio.Future], None],
+    ):
+        """``reader_for`` reads a source's bytes for the host; ``prewarm_finished`` is told how a prewarm ended
+        (``office.services`` gives both, as for a host of a server process's own)."""
+        self.runtime, self.reader_for, self.prewarm_finished = runtime, reader_for, prewarm_finished
         self._server: asyncio.Server | None = None
         self._prewarms: set[asyncio.Task] = set()
 
@@ -85,8 +89,9 @@ class HostService:
 
     def _prewarm_finished(self, conversion: asyncio.Future) -> None:
         self._prewarms.discard(conversion)
-        if conversion.cancelled():
-            return
-        error = conversion.exception()
-        if error is not None and not isinstance(error, OfficeError):
-            logger.warning("office prewarm failed", extra={"error": type(error).__name__})
+        self.prewarm_finished(conversion)
+
+    @property
+    def prewarms(self) -> int:
+        """Prewarms handed over and not yet ended."""
+        return len(self._prewarms)

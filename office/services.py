@@ -1,5 +1,6 @@
 """Office previews: what views, signal receivers and the admin ask of the per-process host."""
 
+import asyncio
 import concurrent.futures
 import logging
 import uuid
@@ -60,7 +61,7 @@ def prewarm_submit(*, actor_id: int, project_id: uuid.UUID, path: str) -> bool:
         return False  # gone or no longer visible to its writer: nothing to prewarm
     source = _source_of(meta)
     work = host().submit(source=source, read=source_reader(source), priority=Priority.BACKGROUND)
-    work.add_done_callback(_prewarm_finished)
+    work.add_done_callback(prewarm_finished)
     return True
 
 
@@ -114,7 +115,8 @@ def _content_read(source: SourceRef, max_bytes: int) -> tuple[bytes, str]:
         connections.close_all()  # this read thread serves no request that would close them
 
 
-def _prewarm_finished(work: concurrent.futures.Future) -> None:
+def prewarm_finished(work: concurrent.futures.Future | asyncio.Future) -> None:
+    """Log a prewarm that failed for a reason worth an operator's look (a busy host is not one)."""
     if work.cancelled():
         return
     error = work.exception()

@@ -39,13 +39,14 @@ def served(tmp_path, settings):
     settings.QUIRE_STORAGE_DIR = str(tmp_path / "storage")
     settings.OFFICE_BACKGROUND_ENABLED = False  # no prewarm of the files the tests write
     runtime = installed_runtime(FakeEngine, max_running=1)
-    service = HostService(runtime, services.source_reader)
+    service = HostService(runtime, services.source_reader, services.prewarm_finished)
     socket_path = tmp_path / "office.sock"
     service.start(socket_path)
 
     class Served:
         engine: FakeEngine = runtime.engine
         host = runtime.host
+        prewarms_running = staticmethod(lambda: service.prewarms)
 
         @staticmethod
         def client() -> RemoteHost:
@@ -55,12 +56,21 @@ def served(tmp_path, settings):
         def on_host(coroutine):
             return runtime.call(coroutine, timeout=10)
 
+        @staticmethod
+        def now(action):
+            """``action()`` run on the host's loop, where the host's state may be read and its calls finished."""
+            return runtime.call(_returning(action), timeout=10)
+
     yield Served
     service.stop()
     from office.runtime import host_runtime_replace
 
     host_runtime_replace(None)
     runtime.close()
+
+
+async def _returning(action):
+    return action()
 
 
 def a_file(owner, path: str, words: list[str]):
@@ -90,14 +100,10 @@ def _converting_while(served, client: RemoteHost, source, *, finish):
     async def scenario():
         task = asyncio.create_task(client.convert(source=source, read=None, priority=Priority.FOREGROUND))
         call = await asyncio.to_thread(served.on_host, served.engine.call(len(served.engine.calls) + 1))
-        served.on_host(_finish(call, *finish))
+        served.now(lambda: call.finish(*finish))
         return await task
 
     return async_to_sync(scenario)()
-
-
-async def _finish(call, pdf: bytes, pages: int) -> None:
-    call.finish(pdf, pages)
 
 
 def test_the_machines_converter_limit_binds_every_server_process(served, owner):
@@ -108,20 +114,16 @@ def test_the_machines_converter_limit_binds_every_server_process(served, owner):
         one = asyncio.create_task(served.client().convert(source=first, read=None, priority=Priority.FOREGROUND))
         two = asyncio.create_task(served.client().convert(source=second, read=None, priority=Priority.FOREGROUND))
         call = await asyncio.to_thread(served.on_host, served.engine.call(1))
-        await _until(lambda: served.on_host(_queued(served.host)) == 1)
+        await _until(lambda: served.now(lambda: served.host.queued(Priority.FOREGROUND)) == 1)
         assert len(served.engine.calls) == 1, "the second waits in the machine's queue"
-        served.on_host(_finish(call, b"%PDF-1", 1))
+        served.now(lambda: call.finish(b"%PDF-1", 1))
         second_call = await asyncio.to_thread(served.on_host, served.engine.call(2))
-        served.on_host(_finish(second_call, b"%PDF-2", 1))
+        served.now(lambda: second_call.finish(b"%PDF-2", 1))
         return await one, await two
 
     one, two = async_to_sync(scenario)()
 
     assert (one.pdf, two.pdf) == (b"%PDF-1", b"%PDF-2")
-
-
-async def _queued(host) -> int:
-    return host.queued(Priority.FOREGROUND)
 
 
 async def _until(condition, timeout: float = 10) -> None:
@@ -141,15 +143,11 @@ def test_a_server_process_whose_client_left_stops_the_conversion_on_the_host(ser
         with contextlib.suppress(asyncio.CancelledError):
             await waiting
         await _until(lambda: call.cancelled.is_set())
+        await _until(lambda: served.now(lambda: served.host.running) == 0)
 
     async_to_sync(scenario)()
 
-    assert served.on_host(_running(served.host)) == 0
-
-
-async def _running(host) -> int:
-    await asyncio.sleep(0.05)  # the cancelled job settles on the host's loop
-    return host.running
+    assert len(served.engine.calls) == 1
 
 
 def test_a_conversion_error_reaches_the_server_process_as_its_own_error(served, owner):
@@ -158,7 +156,7 @@ def test_a_conversion_error_reaches_the_server_process_as_its_own_error(served, 
     async def scenario():
         task = asyncio.create_task(served.client().convert(source=source, read=None, priority=Priority.FOREGROUND))
         call = await asyncio.to_thread(served.on_host, served.engine.call(1))
-        served.on_host(_fail(call))
+        served.now(lambda: call.fail(ConversionFailed(details={"reason": "damaged"})))
         return await task
 
     with pytest.raises(ConversionFailed) as raised:
@@ -166,21 +164,25 @@ def test_a_conversion_error_reaches_the_server_process_as_its_own_error(served, 
     assert raised.value.details == {"reason": "damaged"}
 
 
-async def _fail(call) -> None:
-    call.fail(ConversionFailed(details={"reason": "damaged"}))
-
-
 def test_figures_and_the_background_switch_are_the_machines(served, owner):
-    client = served.client()
+    client, source = served.client(), a_file(owner, "later.docx", ["later"])
 
     client.background_set(False)
+    assert client.submit(source=source, read=None, priority=Priority.BACKGROUND).result(timeout=5) is None
+    _wait_for(lambda: served.prewarms_running() == 0)  # ended on the host: refused, background is off
+    assert (served.host.background_enabled, served.engine.calls) == (False, [])
 
-    assert served.host.background_enabled is False
-    assert client.snapshot().running == 0
-    source = a_file(owner, "later.docx", ["later"])
-    taken = client.submit(source=source, read=None, priority=Priority.BACKGROUND)
-    assert taken.result(timeout=5) is None  # handed over; the host refuses it there (background is off)
-    assert served.engine.calls == []
+    client.background_set(True)
+    client.submit(source=source, read=None, priority=Priority.BACKGROUND)
+    served.on_host(served.engine.call(1))  # the same prewarm converts once the machine's switch is on
+    assert client.snapshot().running == 1
+
+
+def _wait_for(condition, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
 
 
 def test_a_service_that_is_not_running_is_503_converter_unavailable(tmp_path, owner):

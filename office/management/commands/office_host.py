@@ -22,7 +22,7 @@ class Command(BaseCommand):
         if not socket:
             raise CommandError("Say where to listen: --socket PATH (or OFFICE_HOST_SOCKET).")
         host = runtime.host_runtime(services.runtime_from_settings)  # this process's own: it is the shared one
-        service = HostService(host, services.source_reader)
+        service = HostService(host, services.source_reader, services.prewarm_finished)
         service.start(Path(socket))
         stop = threading.Event()
         for signum in (signal.SIGINT, signal.SIGTERM):
