@@ -113,16 +113,24 @@ class PreparedQuery:
         """The rows for these values. ``before``, statements without parameters, run first, sent with the
         query in one round trip (a pipeline). ``around`` is a statement that reads the query's rows as
         ``{query}`` and whose own parameters, ``after``, follow the query's."""
-        sql, slots = self._compiled_for(literals, values)
-        params = [slot.filled(values) for slot in slots] + list(after)
-        sql = around.replace("{query}", sql) if around else sql
+        sql, params = self.statement(literals=literals, around=around, after=after, **values)
         with prepared_cursor() as cursor:
             if not before:
                 return cursor.execute(sql, params).fetchall()
+            # Fetched once the pipeline has ended: a fetch inside it would send a Sync of its own, and the
+            # pipeline's end another, a round trip more.
             with connection.connection.pipeline():
                 for statement in before:
                     cursor.execute(statement)
-                return cursor.execute(sql, params).fetchall()
+                cursor.execute(sql, params)
+            return cursor.fetchall()
+
+    def statement(self, *, literals: tuple = (), around: str = "", after=(), **values) -> tuple[str, list]:
+        """The statement ``rows`` runs and its positional parameters, to be sent by a caller of its own (in a
+        pipeline with statements that need the transaction it runs in)."""
+        sql, slots = self._compiled_for(literals, values)
+        params = [slot.filled(values) for slot in slots] + list(after)
+        return (around.replace("{query}", sql) if around else sql), params
 
     def named(self, prefix: str, *, literals: tuple = (), **values) -> tuple[str, dict]:
         """The query's SQL with named placeholders (``%(<prefix>_<n>)s``) and their values, to be embedded in a

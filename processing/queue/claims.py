@@ -13,92 +13,61 @@ transaction-scoped advisory locks on the session and on the candidates'
 requesters and projects, taken by the first candidates' statement in key order
 (so two acquires cannot deadlock), and then checked in a later statement (a
 fresh snapshot under READ COMMITTED, so it sees what concurrent claims
-committed). For a single claim, the common case of an agent refilling one slot,
-that check is part of the write statement (``_admitted_query``: the same
-``within_running_limits`` rule and the session's slots), and outside a caller's
-transaction BEGIN and COMMIT ride with the two statements: two round trips in
-all. Several claims are recounted first (``_Tally``) and written together; a
-later round of candidates, already holding locks, only tries theirs and passes
-over a candidate another acquire holds. Each claim comes with a
-download ticket for its input and an upload ticket per result role of its
-operation. Every statement is compiled from the ORM once per process and
-prepared per connection (``config.prepared.PreparedQuery``), except the writes
-and locks, which are plain SQL files in ``sql/``.
+committed). The candidates' statement keeps their ids for the rest of its
+transaction, so the statements after it can be sent with it, before the claim
+knows its candidates. A single claim, an agent refilling the slot a delivery
+freed, is one round trip outside a caller's transaction: the candidates'
+statement and the write, which checks the candidate itself
+(``_admitted_query``: the same ``within_running_limits`` rule, the fair share
+and the session's slots), in one implicit transaction. An acquire of several
+recounts its candidates in the candidates' round trip (``_Tally``) and writes
+them with COMMIT in a second. Inside a caller's transaction each statement is a
+round trip of its own. A later round of candidates, already holding locks, only
+tries theirs and passes over a candidate another acquire holds. Each claim comes
+with a download ticket for its input and an upload ticket per result role of its
+operation; the writes are processing/queue/claim_writes.py's. Every statement is
+compiled from the ORM once per process and prepared per connection
+(``config.prepared.PreparedQuery``), except the writes and locks, which are plain
+SQL files in ``sql/``.
 """
 
 import json
 import logging
 import uuid
 from collections import Counter
-from contextlib import suppress
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import psycopg
 from django.db import connection, transaction
 from django.db.models import CharField, Count, OuterRef, Subquery, Value
-from django.db.models.functions import Cast, Coalesce, Now
+from django.db.models.functions import Cast, Now
 
 from config.prepared import PreparedQuery, prepared_cursor
 from processing.advisory import advisory_key
 from processing.attempt_log import claim_log
 from processing.configuration import deployment, limits
 from processing.models import (
-    AttemptState,
     JobState,
     OperationPause,
-    ProcessingAttempt,
     ProcessingBlob,
     ProcessingJob,
     SessionState,
-    TransferKind,
     WorkerProcessor,
 )
-from processing.operations import operation_get
-from processing.transfers import IssuedTicket, ticket_secret_new
+from processing.queue.claim_writes import (
+    Candidate,
+    Claim,
+    LoneWrite,
+    holding_slots,
+    kept_candidates,
+    partitions_of,
+    written,
+)
 
 logger = logging.getLogger(__name__)
 
 CANDIDATE_ROUNDS = 8
-
-
-@dataclass(frozen=True)
-class Claim:
-    job_id: uuid.UUID
-    attempt_id: int
-    attempt_number: int
-    claim_id: uuid.UUID
-    operation: str
-    processor_contract: str
-    lease_expires_at: datetime
-    input_blob_id: int
-    input_digest: str
-    options: dict
-    input_profile: str
-    input_filename: str
-    project_id: uuid.UUID | None
-    input_size: int
-    download: IssuedTicket
-    uploads: dict[str, IssuedTicket]  # result role → its upload ticket
-
-
-@dataclass
-class _Candidate:
-    id: uuid.UUID
-    operation: str
-    requester_id: int
-    project_id: uuid.UUID | None
-    attempt_count: int
-    input_blob_id: int
-    input_digest: str
-    options: dict
-    input_profile: str
-    input_filename: str
-    input_size: int
-    processor_contract: str
-    slots: int
-    now: datetime
 
 
 _CANDIDATE_FIELDS = (
@@ -118,7 +87,7 @@ class _Tally:
         self.offers = offers
         self.claimed = Counter()
 
-    def admits(self, candidate: _Candidate) -> bool:
+    def admits(self, candidate: Candidate) -> bool:
         operation, partition = candidate.operation, _partition_of(candidate.operation)
         project = str(candidate.project_id)
         return (
@@ -132,7 +101,7 @@ class _Tally:
             and self.running["operation", operation, ""] < candidate.slots
         )
 
-    def take(self, candidate: _Candidate) -> None:
+    def take(self, candidate: Candidate) -> None:
         partition = _partition_of(candidate.operation).name
         self.running["requester", str(candidate.requester_id), partition] += 1
         if candidate.project_id is not None:
@@ -143,11 +112,6 @@ class _Tally:
 
 def _partition_of(operation: str):
     return deployment().partition_of(operation)
-
-
-def _partitions_of(operations) -> tuple:
-    """The partitions the operations belong to, in the deployment's order: the claim's statements' constants."""
-    return tuple(partition for partition in deployment().partitions if any(map(partition.holds, operations)))
 
 
 def claims_acquire(*, session_id: uuid.UUID, offers: dict[str, int], count: int = 1) -> list[Claim]:
@@ -161,8 +125,11 @@ def claims_acquire(*, session_id: uuid.UUID, offers: dict[str, int], count: int 
     count = min(count, sum(offers.values()))
     if count <= 0:
         return []
-    if count == 1 and connection.get_autocommit() and not connection.in_atomic_block:
-        claims = _claimed_alone(session_id, offers, limit)
+    if connection.get_autocommit() and not connection.in_atomic_block:
+        claims = (_claimed_lone if count == 1 else _claimed_alone)(session_id, offers, count, limit)
+        if claims is None:  # a lone candidate over a limit after all: from the start, passing over it
+            with transaction.atomic():
+                claims = _claimed(session_id, offers, count, limit)
     else:
         with transaction.atomic():
             claims = _claimed(session_id, offers, count, limit)
@@ -172,39 +139,81 @@ def claims_acquire(*, session_id: uuid.UUID, offers: dict[str, int], count: int 
 
 
 def _claimed(session_id: uuid.UUID, offers: dict[str, int], count: int, limit) -> list[Claim]:
+    """The claims of an acquire in a transaction Django has open, each statement a round trip of its own."""
     seen: list[uuid.UUID] = []
     if count == 1:
         head = _candidates(session_id, list(offers), 1, seen, limit, locking=True)
         if not head:
             return []
-        if claims := _written(session_id, head, limit, admitting=True):
+        if claims := written(session_id, head, limit, admitting=True):
             return claims
         seen.append(head[0].id)  # over a limit after all: on to the next candidates
     chosen = _choose(session_id, offers, count, limit, seen=seen)
-    return _written(session_id, chosen, limit, admitting=False) if chosen else []
+    return written(session_id, chosen, limit, admitting=False) if chosen else []
 
 
-def _claimed_alone(session_id: uuid.UUID, offers: dict[str, int], limit) -> list[Claim]:
-    """A single claim in a transaction of its own, the hot path of an agent refilling a slot: the transaction
-    is opened in the candidates' round trip and committed in the write's, two round trips in all (Django's
-    ``atomic`` would send BEGIN and COMMIT in round trips of their own). When the head candidate is over a
-    limit after all, the claim starts again in a transaction of ``_claimed``'s, which passes over it."""
-    try:
-        head = _candidates(session_id, list(offers), 1, [], limit, locking=True, opening=True)
-        if not head:
+def _claimed_lone(session_id: uuid.UUID, offers: dict[str, int], count: int, limit) -> list[Claim] | None:
+    """One claim in a transaction of its own, the hot path of an agent refilling a slot, in one round trip:
+    the planner settings, the locking candidates' statement and the checked write of the candidate it kept
+    (claim_write_lone.sql), sent together in a pipeline, which PostgreSQL runs as one implicit transaction
+    that commits at the pipeline's end. Each is a statement of its own, so the write's check sees what the
+    claims that held the locks before committed. None when the candidate was over a limit after all."""
+    operations = list(offers)
+    candidates_sql, candidates_params = _locking_candidates_statement(session_id, operations, 1)
+    lone = LoneWrite.of(session_id, operations, limit)
+    with _own_transaction(), prepared_cursor() as settings, prepared_cursor() as found, prepared_cursor() as write:
+        with connection.connection.pipeline():
+            settings.execute(_PLANNED_BY_INDEX)
+            found.execute(candidates_sql, candidates_params)
+            write.execute(lone.sql, lone.params)
+        candidates, attempts = [_candidate_of(row) for row in found.fetchall()], write.fetchall()
+    if not candidates:
+        return []
+    return lone.claims(candidates[0], *attempts[0]) if attempts else None
+
+
+def _claimed_alone(session_id: uuid.UUID, offers: dict[str, int], count: int, limit) -> list[Claim] | None:
+    """The claims of an acquire of several in a transaction of its own, in two round trips: BEGIN, the planner
+    settings, the locking candidates' statement and the recount of the candidates it kept, sent together; then
+    the write and COMMIT. None when the candidates that fit are fewer than asked for while the queue may hold
+    more: later rounds of candidates run in a transaction Django knows of (``_claimed``'s), where the
+    statements of a round's shape can be compiled."""
+    with _own_transaction():
+        head, tally = _first_round(session_id, offers, count, limit)
+        chosen = _choose(session_id, offers, count, limit, seen=[], first=(head, tally), rounds=1) if head else []
+        if len(chosen) < count and len(head) == count:
+            _committed()
+            return None
+        if not chosen:
             _committed()
             return []
-        claims = _written(session_id, head, limit, admitting=True, committing=True)
+        return written(session_id, chosen, limit, admitting=False, committing=True)
+
+
+def _first_round(session_id, offers: dict[str, int], count: int, limit) -> tuple[list[Candidate], "_Tally"]:
+    operations = list(offers)
+    candidates_sql, candidates_params = _locking_candidates_statement(session_id, operations, count)
+    recount_sql, recount_params = _RECOUNT_KEPT.statement(session_id=session_id, operations=sorted(offers))
+    with prepared_cursor() as control, prepared_cursor() as found, prepared_cursor() as recount:
+        with connection.connection.pipeline():
+            control.execute("BEGIN")
+            control.execute(_PLANNED_BY_INDEX)
+            found.execute(candidates_sql, candidates_params)
+            recount.execute(recount_sql, recount_params)
+        return [_candidate_of(row) for row in found.fetchall()], _Tally(recount.fetchall(), offers=offers)
+
+
+@contextmanager
+def _own_transaction():
+    """Around statements that open a transaction with BEGIN and end it with COMMIT themselves: on any error,
+    psycopg's own rollback ends the transaction the server has open. On a broken connection there is none to
+    roll back, and Django closes that connection after the error it raised."""
+    try:
+        yield
     except BaseException:
-        # psycopg's own: rolls back the transaction the server has open. On a broken connection there is none
-        # to roll back, and Django closes that connection after the error it raised.
         with suppress(psycopg.Error):
             connection.connection.rollback()
         raise
-    if claims:
-        return claims
-    with transaction.atomic():  # from the start, with the locks that make the recount exact
-        return _claimed(session_id, offers, 1, limit)
 
 
 def _committed() -> None:
@@ -218,22 +227,36 @@ def claim_acquire(*, session_id: uuid.UUID, offers: dict[str, int]) -> Claim | N
     return claims[0] if claims else None
 
 
-def _choose(session_id: uuid.UUID, offers: dict[str, int], count: int, limit, *, seen: list) -> list[_Candidate]:
+def _choose(
+    session_id: uuid.UUID,
+    offers: dict[str, int],
+    count: int,
+    limit,
+    *,
+    seen: list,
+    first: tuple[list[Candidate], "_Tally"] | None = None,
+    rounds: int = CANDIDATE_ROUNDS,
+) -> list[Candidate]:
     """The jobs this acquire claims: FIFO candidates, kept only where the recount says they fit. With ``seen``,
-    a single claim's head candidate was over a limit, and its locks are held."""
-    chosen: list[_Candidate] = []
+    a single claim's head candidate was over a limit, and its locks are held. ``first``: the first round's
+    candidates, read with their locks, and their recount; ``rounds``, at most so many rounds of candidates."""
+    chosen: list[Candidate] = []
     seen = list(seen)
     tally = None
-    for _ in range(CANDIDATE_ROUNDS):
+    for _ in range(rounds):
         open_operations = [op for op in offers if tally is None or tally.claimed[op] < offers[op]]
         wanted = count - len(chosen)
         waiting = tally is None and not seen
-        candidates = _candidates(session_id, open_operations, wanted, seen, limit, locking=waiting)
+        if first is not None and tally is None:
+            candidates, counted = first
+        else:
+            candidates = _candidates(session_id, open_operations, wanted, seen, limit, locking=waiting)
+            counted = None
         if not candidates:
             break
         seen += [candidate.id for candidate in candidates]
         locked = candidates if waiting else _tried(candidates)
-        tally = _recount(session_id, locked, offers, limit)
+        tally = counted if counted is not None else _recount(session_id, locked, offers, limit)
         for candidate in chosen:  # this acquire's earlier claims are not written yet: count them in
             tally.take(candidate)
         for candidate in locked:
@@ -245,23 +268,35 @@ def _choose(session_id: uuid.UUID, offers: dict[str, int], count: int, limit, *,
     return chosen
 
 
-def _candidates(
-    session_id, operations, wanted: int, seen: list, limit, *, locking: bool, opening: bool = False
-) -> list[_Candidate]:
+def _candidates(session_id, operations, wanted: int, seen: list, limit, *, locking: bool) -> list[Candidate]:
     """Up to ``wanted`` claimable jobs of the operations this session's live processors offer, locked, FIFO;
-    when ``locking``, with the advisory locks of the session and of their requesters and projects too;
-    ``opening``, the transaction's BEGIN is sent with them."""
-    begin = ("BEGIN",) if opening else ()
+    when ``locking``, with the advisory locks of the session and of their requesters and projects too."""
     rows = _CANDIDATES.rows(
-        literals=(wanted, _partitions_of(operations)),
-        before=(*begin, _PLANNED_BY_INDEX) if locking else begin,  # locking: the transaction's first statement
+        literals=(wanted, partitions_of(operations)),
+        before=(_PLANNED_BY_INDEX,) if locking else (),  # locking: the transaction's first statement
         around=_LOCKING_CANDIDATES if locking else "",
         after=[advisory_key(SESSION_LOCK, session_id)] if locking else [],
         session_id=session_id,
         operations=list(operations),
         seen=list(seen),
     )
-    return [_Candidate(*row[:7], json.loads(row[7]), *row[8:]) for row in rows]
+    return [_candidate_of(row) for row in rows]
+
+
+def _locking_candidates_statement(session_id, operations: list[str], wanted: int) -> tuple[str, list]:
+    """The statement of ``_candidates(..., locking=True)`` with its parameters, for a pipeline of one's own."""
+    return _CANDIDATES.statement(
+        literals=(wanted, partitions_of(operations)),
+        around=_LOCKING_CANDIDATES,
+        after=[advisory_key(SESSION_LOCK, session_id)],
+        session_id=session_id,
+        operations=operations,
+        seen=[],
+    )
+
+
+def _candidate_of(row: tuple) -> Candidate:
+    return Candidate(*row[:7], json.loads(row[7]), *row[8:])
 
 
 def _candidates_query(wanted, partitions, *, session_id, operations, seen):
@@ -306,7 +341,7 @@ _PLANNED_BY_INDEX = (
 )
 
 
-def _tried(candidates: list[_Candidate]) -> list[_Candidate]:
+def _tried(candidates: list[Candidate]) -> list[Candidate]:
     """A later round holds locks already, where waiting for more could deadlock: it only tries the new
     candidates' requesters' and projects' locks, and drops the candidates whose locks it did not get."""
     keys_of = {candidate.id: _lock_keys(candidate) for candidate in candidates}
@@ -316,7 +351,7 @@ def _tried(candidates: list[_Candidate]) -> list[_Candidate]:
     return [candidate for candidate in candidates if not refused & set(keys_of[candidate.id])]
 
 
-def _lock_keys(candidate: _Candidate) -> list[int]:
+def _lock_keys(candidate: Candidate) -> list[int]:
     """As claim_locking_candidates.sql derives them (tests/processing/queue/test_races.py checks)."""
     keys = [advisory_key(REQUESTER_LOCK, candidate.requester_id)]
     return keys + ([advisory_key(PROJECT_LOCK, candidate.project_id)] if candidate.project_id else [])
@@ -326,10 +361,9 @@ SESSION_LOCK, REQUESTER_LOCK, PROJECT_LOCK = "claiming-session", "running-reques
 _SQL = Path(__file__).with_name("sql")
 _LOCKING_CANDIDATES = (_SQL / "claim_locking_candidates.sql").read_text()
 _TRY_EACH = (_SQL / "claim_try_locks.sql").read_text()
-_WRITE = (_SQL / "claim_write.sql").read_text()
 
 
-def _recount(session_id, candidates: list[_Candidate], offers, limit) -> _Tally:
+def _recount(session_id, candidates: list[Candidate], offers, limit) -> _Tally:
     """Count again, after the locks: the running jobs of the candidates' requesters and projects, and the
     session's unexpired running attempts by operation, in one statement."""
     counts = _RECOUNT.rows(
@@ -342,18 +376,22 @@ def _recount(session_id, candidates: list[_Candidate], offers, limit) -> _Tally:
 
 
 def _recount_query(*, session_id, requesters, projects, operations):
+    return _recounted(session_id, requesters, projects, operations)
+
+
+def _recount_kept_query(*, session_id, operations):
+    """The recount of the candidates the locking candidates' statement kept, sent before they are known."""
+    kept = ProcessingJob.objects.filter(id__in=kept_candidates())
+    projects = kept.filter(project_id__isnull=False).values("project_id")
+    return _recounted(session_id, kept.values("requester_id"), projects, operations)
+
+
+def _recounted(session_id, requesters, projects, operations):
     running = ProcessingJob.objects.filter(state=JobState.RUNNING)
     by_requester = _counted(running.filter(requester_id__in=requesters), "requester")
     by_project = _counted(running.filter(project_id__in=projects), "project")
-    by_operation = _counted(_holding_slots(session_id).filter(operation__in=operations), "operation")
+    by_operation = _counted(holding_slots(session_id).filter(operation__in=operations), "operation")
     return by_requester.union(by_project, by_operation, all=True)
-
-
-def _holding_slots(session_id):
-    """The session's attempts that hold one of its slots: running, with an unexpired lease."""
-    return ProcessingAttempt.objects.filter(
-        session_id=session_id, state=AttemptState.RUNNING, lease_expires_at__gt=Now()
-    )
 
 
 def _counted(rows, field: str):
@@ -368,176 +406,4 @@ def _counted(rows, field: str):
 
 
 _RECOUNT = PreparedQuery(_recount_query)
-
-
-def _written(session_id, chosen: list[_Candidate], limit, *, admitting: bool, committing: bool = False) -> list[Claim]:
-    """Write the claims of ``chosen``. ``admitting`` (one candidate, its locks held, no recount yet): the
-    statement itself first checks the candidate against the running limits and the session's slots, with the
-    same rules (``within_running_limits``, ``_admitted_query``), and writes nothing if it is over one.
-    ``committing``: the transaction's COMMIT is sent with the write, in its round trip."""
-    writes = _Writes.of(session_id, chosen, limit)
-    if admitting:
-        [candidate] = chosen
-        admitted, admitted_params = _ADMITTED.named(
-            "admitted",
-            literals=(_partitions_of([candidate.operation]),),
-            job_id=candidate.id,
-            operation=candidate.operation,
-            session_id=session_id,
-            slots=candidate.slots,
-        )
-        sql, params = _WRITE.replace("{admitted}", admitted), {**writes.params, **admitted_params}
-    else:
-        sql, params = _WRITE.replace("{admitted}", _ALL_CHOSEN), writes.params
-    if committing:
-        with prepared_cursor() as cursor, prepared_cursor() as commit:
-            with connection.connection.pipeline():
-                cursor.execute(sql, params)
-                commit.execute("COMMIT")
-            attempt_ids = dict(cursor.fetchall())
-    else:
-        with prepared_cursor() as cursor:
-            attempt_ids = dict(cursor.execute(sql, params).fetchall())
-    return writes.claims(attempt_ids) if attempt_ids else []
-
-
-def _admitted_query(partitions, *, job_id, operation, session_id, slots):
-    """The job, if its requester and project are within their running limits, its requester within its fair
-    share, and the session has a free slot for its operation (its unexpired running attempts of it fewer than
-    ``slots``)."""
-    session_running = (
-        _holding_slots(session_id)
-        .filter(operation=OuterRef("operation"))
-        .values("operation")
-        .annotate(n=Count("*"))
-        .values("n")
-    )
-    return (
-        ProcessingJob.objects.filter(id=job_id)
-        .within_running_limits(partitions)
-        .within_fair_share([operation])
-        .annotate(session_running=Coalesce(Subquery(session_running), 0))
-        .filter(session_running__lt=slots)
-        .values("id")
-    )
-
-
-_ADMITTED = PreparedQuery(_admitted_query)
-_ALL_CHOSEN = "SELECT unnest(%(job_ids)s::uuid[]) AS id"
-
-
-@dataclass(frozen=True)
-class _Writes:
-    """The attempts, their tickets and the jobs' queued → running moves: claim_write.sql's parameters."""
-
-    chosen: list[_Candidate]
-    claim_ids: list[uuid.UUID]
-    tickets: list["_Ticket"]
-    lease_expires_at: datetime
-    ticket_expires_at: datetime
-    params: dict
-
-    @classmethod
-    def of(cls, session_id, chosen: list[_Candidate], limit) -> "_Writes":
-        now = chosen[0].now
-        claim_ids = [uuid.uuid4() for _ in chosen]
-        tickets = [
-            ticket
-            for candidate, claim_id in zip(chosen, claim_ids, strict=True)
-            for ticket in _tickets(candidate, claim_id)
-        ]
-        lease_expires_at = now + timedelta(seconds=limit.lease_seconds)
-        ticket_expires_at = now + timedelta(seconds=limit.transfer_ticket_seconds)
-        params = {
-            "session_id": session_id,
-            "now": now,
-            "lease_expires_at": lease_expires_at,
-            "ticket_expires_at": ticket_expires_at,
-            "job_ids": [candidate.id for candidate in chosen],
-            "numbers": [candidate.attempt_count + 1 for candidate in chosen],
-            "operations": [candidate.operation for candidate in chosen],
-            "claim_ids": claim_ids,
-            "contracts": [candidate.processor_contract for candidate in chosen],
-            **{f"ticket_{column}": [getattr(ticket, field) for ticket in tickets] for column, field in _TICKET_COLUMNS},
-        }
-        return cls(chosen, claim_ids, tickets, lease_expires_at, ticket_expires_at, params)
-
-    def claims(self, attempt_ids: dict[uuid.UUID, int]) -> list[Claim]:
-        return [
-            _claim(
-                candidate,
-                attempt_ids[claim_id],
-                claim_id,
-                self.lease_expires_at,
-                [ticket for ticket in self.tickets if ticket.claim_id == claim_id],
-                self.ticket_expires_at,
-            )
-            for candidate, claim_id in zip(self.chosen, self.claim_ids, strict=True)
-        ]
-
-
-@dataclass(frozen=True)
-class _Ticket:
-    id: uuid.UUID
-    claim_id: uuid.UUID
-    secret: str
-    secret_sha256: str
-    kind: str
-    role: str
-    max_bytes: int
-    expected_sha256: str = ""
-    expected_size: int | None = None
-    blob_id: int | None = None
-
-
-# claim_write.sql's ticket arrays: ticket_<column> holds each ticket's <field>.
-_TICKET_COLUMNS = (
-    ("ids", "id"), ("claim_ids", "claim_id"), ("secret_sha256s", "secret_sha256"), ("kinds", "kind"),
-    ("roles", "role"), ("max_bytes", "max_bytes"), ("expected_sha256s", "expected_sha256"),
-    ("expected_sizes", "expected_size"), ("blob_ids", "blob_id"),
-)  # fmt: skip
-
-
-def _tickets(candidate: _Candidate, claim_id: uuid.UUID) -> list[_Ticket]:
-    """The claim's download ticket for its input, then an upload ticket per result role of its operation."""
-    download = _Ticket(
-        uuid.uuid4(),
-        claim_id,
-        *ticket_secret_new(),
-        TransferKind.DOWNLOAD_INPUT,
-        role="",
-        max_bytes=candidate.input_size,
-        expected_sha256=candidate.input_digest,
-        expected_size=candidate.input_size,
-        blob_id=candidate.input_blob_id,
-    )
-    uploads = [
-        _Ticket(uuid.uuid4(), claim_id, *ticket_secret_new(), TransferKind.UPLOAD_OUTPUT, role.role, role.max_bytes)
-        for role in operation_get(candidate.operation).result_roles
-    ]
-    return [download, *uploads]
-
-
-def _claim(candidate: _Candidate, attempt_id, claim_id, lease_expires_at, tickets, expires_at) -> Claim:
-    def issued(ticket: _Ticket) -> IssuedTicket:
-        return IssuedTicket(ticket.id, ticket.secret, expires_at, ticket.max_bytes)
-
-    download, *uploads = tickets
-    return Claim(
-        job_id=candidate.id,
-        attempt_id=attempt_id,
-        attempt_number=candidate.attempt_count + 1,
-        claim_id=claim_id,
-        operation=candidate.operation,
-        processor_contract=candidate.processor_contract,
-        lease_expires_at=lease_expires_at,
-        input_blob_id=candidate.input_blob_id,
-        input_digest=candidate.input_digest,
-        options=candidate.options,
-        input_profile=candidate.input_profile,
-        input_filename=candidate.input_filename,
-        project_id=candidate.project_id,
-        input_size=candidate.input_size,
-        download=issued(download),
-        uploads={ticket.role: issued(ticket) for ticket in uploads},
-    )
+_RECOUNT_KEPT = PreparedQuery(_recount_kept_query)

@@ -6,7 +6,7 @@ from django.db import DataError, connection
 from psycopg.pq import TransactionStatus
 
 from processing.models import AttemptState, JobState, ProcessingAttempt, ProcessingJob
-from processing.queue import claims
+from processing.queue import claim_writes
 from processing.queue.claims import claim_acquire
 from tests.factories import ProjectFactory
 from tests.processing.conftest import submit_build
@@ -66,7 +66,7 @@ def test_a_full_session_claims_nothing_and_leaves_no_transaction_open(queued_bui
 
 def test_a_failing_write_rolls_back_and_the_job_stays_queued(queued_build, monkeypatch):
     session = WorkerSessionFactory(processors={LATEX: 1})
-    monkeypatch.setattr(claims, "_WRITE", "WITH admitted AS ({admitted}) SELECT 1 / 0, 1 FROM admitted")
+    monkeypatch.setattr(claim_writes, "_WRITE_LONE", "WITH admitted AS ({admitted}) SELECT 1 / 0, 1, 1 FROM admitted")
 
     with pytest.raises(DataError):
         claim_acquire(session_id=session.pk, offers={LATEX: 1})

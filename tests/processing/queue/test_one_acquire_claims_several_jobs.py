@@ -1,4 +1,5 @@
-"""An acquire offering several permits may take several jobs at once, each claimed as a single claim is."""
+"""An acquire offering several permits may take several jobs at once, each claimed as a single claim is; a
+single claim carries what its rows hold."""
 
 import hashlib
 
@@ -12,7 +13,20 @@ from tests.factories import ProjectFactory
 from tests.processing.conftest import submit_build
 from tests.processing.factories import WorkerSessionFactory
 
-pytestmark = pytest.mark.django_db
+
+@pytest.fixture(
+    autouse=True,
+    params=[
+        pytest.param("caller's", marks=pytest.mark.django_db),
+        pytest.param("own", marks=pytest.mark.django_db(transaction=True)),
+    ],
+    ids=["in-the-callers-transaction", "in-a-transaction-of-its-own"],
+)
+def claim_transaction(request) -> str:
+    """Each promise holds whether the acquire is part of its caller's transaction or makes its own, in fewer
+    round trips (an agent's acquire: processing/queue/claims.py)."""
+    return request.param
+
 
 LATEX = "latex.compile.pdf/v1"
 ECHO = "test.echo/v1"
@@ -120,3 +134,42 @@ def test_an_offer_below_the_free_slots_is_claimed_in_full(api_client_for, owner,
     claims_acquire(session_id=session.pk, offers={LATEX: 2}, count=2)
 
     assert len(claims_acquire(session_id=session.pk, offers={LATEX: 2}, count=2)) == 2
+
+
+def test_a_single_claim_offering_two_operations_holds_what_its_rows_hold(owner, configure_deployment):
+    # A lone claim's write is sent before it knows its job: it carries upload tickets for every operation offered
+    # and writes only those of the operation it claims.
+    configure_deployment(operations=[LATEX, ECHO], limits=ROOMY)
+    project = ProjectFactory(owner=owner, starter=True)
+    echo_job = job_submit(actor_id=owner.pk, operation_name=ECHO, idempotency_key="e", project_id=project.pk)
+    job_submit(actor_id=owner.pk, operation_name=LATEX, idempotency_key="b", project_id=project.pk)
+    session = WorkerSessionFactory(processors={LATEX: 1, ECHO: 1})
+
+    claim = claim_acquire(session_id=session.pk, offers={LATEX: 1, ECHO: 1})
+
+    assert (claim.job_id, claim.operation, claim.attempt_number) == (echo_job.job_id, ECHO, 1)
+    attempt = ProcessingAttempt.objects.get(claim_id=claim.claim_id)
+    processor = session.processors.get(operation=ECHO)
+    assert (attempt.number, attempt.operation, attempt.processor_contract, attempt.lease_expires_at) == (
+        1,
+        ECHO,
+        processor.processor_contract,
+        claim.lease_expires_at,
+    )
+    assert attempt.processor_contract == claim.processor_contract
+    tickets = TransferTicket.objects.filter(attempt=attempt)
+    assert sorted((ticket.kind, ticket.role) for ticket in tickets) == [
+        ("download_input", ""),
+        ("upload_output", "echo"),
+    ]
+    download = tickets.get(pk=claim.download.ticket_id)
+    assert (download.blob_id, download.expected_sha256, download.expected_size, download.max_bytes) == (
+        claim.input_blob_id,
+        claim.input_digest,
+        claim.input_size,
+        claim.input_size,
+    )
+    assert download.secret_sha256 == hashlib.sha256(claim.download.secret.encode()).hexdigest()
+    assert download.expires_at == claim.download.expires_at == claim.uploads["echo"].expires_at
+    job = ProcessingJob.objects.get(pk=claim.job_id)
+    assert (job.state, job.attempt_count, job.started_at is not None) == (JobState.RUNNING, 1, True)
