@@ -1,4 +1,5 @@
 import pytest
+from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 
 from tests.factories import ProjectFactory, UserFactory, bearer_token_for
@@ -23,6 +24,38 @@ def _browser_test_servers_settle(request):
         from tests.browser_support import database_quiet
 
         database_quiet()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _a_flush_that_meets_a_deadlock_runs_again():
+    """A transactional test's flush empties every table in one TRUNCATE while a module's live server and agent
+    may still be polling the queue; PostgreSQL breaks a deadlock between the two by failing one of them,
+    sometimes the flush. The flush is then run again: the poll it met is over by then."""
+    from django.test import TransactionTestCase
+
+    original = TransactionTestCase._fixture_teardown
+
+    def teardown(self):
+        for attempt in range(3):
+            try:
+                return original(self)
+            except CommandError as error:
+                if attempt == 2 or not _caused_by_a_deadlock(error):
+                    raise
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(TransactionTestCase, "_fixture_teardown", teardown)
+        yield
+
+
+def _caused_by_a_deadlock(error: BaseException) -> bool:
+    from psycopg.errors import DeadlockDetected
+
+    while error is not None:
+        if isinstance(error, DeadlockDetected):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 @pytest.fixture
