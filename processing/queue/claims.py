@@ -191,6 +191,8 @@ def _claimed_alone(session_id: uuid.UUID, offers: dict[str, int], count: int, li
 
 
 def _first_round(session_id, offers: dict[str, int], count: int, limit) -> tuple[list[Candidate], "_Tally"]:
+    """An acquire of several's first round trip: it opens the transaction, reads and locks up to ``count``
+    candidates and recounts the running jobs of those it kept."""
     operations = list(offers)
     candidates_sql, candidates_params = _locking_candidates_statement(session_id, operations, count)
     recount_sql, recount_params = _RECOUNT_KEPT.statement(session_id=session_id, operations=sorted(offers))

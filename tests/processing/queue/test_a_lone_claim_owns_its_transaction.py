@@ -7,7 +7,7 @@ from psycopg.pq import TransactionStatus
 
 from processing.models import AttemptState, JobState, ProcessingAttempt, ProcessingJob
 from processing.queue import claim_writes
-from processing.queue.claims import claim_acquire
+from processing.queue.claims import claim_acquire, claims_acquire
 from tests.factories import ProjectFactory
 from tests.processing.conftest import submit_build
 from tests.processing.factories import WorkerSessionFactory
@@ -45,6 +45,18 @@ def test_a_claim_is_committed_and_leaves_no_transaction_open(queued_build):
     assert transaction_status() == TransactionStatus.IDLE
     assert ProcessingAttempt.objects.get(claim_id=claim.claim_id).state == AttemptState.RUNNING
     assert ProcessingJob.objects.get(pk=queued_build).state == JobState.RUNNING
+
+
+@pytest.mark.parametrize("count", [1, 2], ids=["a-single-claim", "an-acquire-of-several"])
+def test_the_candidates_kept_for_the_write_are_gone_once_the_claim_commits(queued_build, count):
+    # A later transaction of the connection reading them would admit a job it never locked.
+    session = WorkerSessionFactory(processors={LATEX: 2})
+
+    assert claims_acquire(session_id=session.pk, offers={LATEX: count}, count=count)
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('quire.claim_candidates', true)")
+        assert cursor.fetchone()[0] in ("", None)
 
 
 def test_an_empty_queue_leaves_no_transaction_open(configure_deployment):
