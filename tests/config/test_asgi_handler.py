@@ -5,7 +5,7 @@ import inspect
 import re
 
 import pytest
-from asgiref.sync import SyncToAsync
+from asgiref.sync import SyncToAsync, ThreadSensitiveContext
 from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.base import BaseHandler
 
@@ -201,6 +201,84 @@ def test_a_client_that_leaves_before_a_marked_answer_still_has_it_closed(db):
     assert closed == ["closer"]
 
 
+def _threads_of_requests(handler, *, concurrent: int, rounds: int = 1) -> list[list]:
+    """For each request (``concurrent`` at a time, ``rounds`` times), the threads its request_started and
+    request_finished ran on; each request's chain takes 50 ms."""
+    import threading
+    import time
+
+    from django.core.signals import request_finished, request_started
+    from django.http import HttpResponse
+
+    from config.http.asgi_handler import close_after_sending
+
+    threads_by_request: dict[int, list] = {}
+    current = {}
+
+    def answer(request):
+        time.sleep(0.05)
+        return close_after_sending(HttpResponse(b"answer"))  # finished on a second crossing, after sending
+
+    def started(**kwargs):
+        current[threading.get_ident()] = len(threads_by_request)
+        threads_by_request[len(threads_by_request)] = [threading.current_thread()]
+
+    def finished(**kwargs):
+        threads_by_request[current[threading.get_ident()]].append(threading.current_thread())
+
+    handler._middleware_chain = answer
+
+    async def requests():
+        for _ in range(rounds):
+            await asyncio.gather(*(handler(SCOPE, _receive_an_empty_body(), _discard) for _ in range(concurrent)))
+
+    request_started.connect(started, weak=False)
+    request_finished.connect(finished, weak=False)
+    try:
+        asyncio.run(requests())
+    finally:
+        request_started.disconnect(started)
+        request_finished.disconnect(finished)
+    return list(threads_by_request.values())
+
+
+async def _discard(message):
+    pass
+
+
+def test_a_request_runs_on_one_thread_which_the_next_request_reuses(db):
+    first, second = _threads_of_requests(SyncChainASGIHandler(), concurrent=1, rounds=2)
+
+    assert first[0] is first[1] and second[0] is second[1]  # started and finished on the request's thread
+    assert second[0] is first[0]  # no thread started (and joined) for the second request
+
+
+def test_requests_in_flight_together_each_have_a_thread_of_their_own(db):
+    handler = SyncChainASGIHandler()
+    threads = _threads_of_requests(handler, concurrent=3, rounds=2)
+
+    assert len({started for started, _ in threads[:3]}) == 3  # the three ran side by side
+    assert {started for started, _ in threads[3:]} == {started for started, _ in threads[:3]}  # then again
+    assert all(started is finished for started, finished in threads)
+    assert handler.request_threads.idle() == 3
+
+
+def test_threads_beyond_those_kept_idle_end_with_their_request(db, monkeypatch):
+    import time
+
+    monkeypatch.setattr(SyncChainASGIHandler, "KEPT_REQUEST_THREADS", 2)
+    handler = SyncChainASGIHandler()
+
+    threads = {started for started, _ in _threads_of_requests(handler, concurrent=4)}
+
+    deadline = time.monotonic() + 5
+    while sum(thread.is_alive() for thread in threads) > 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(threads) == 4
+    assert sum(thread.is_alive() for thread in threads) == 2  # the two kept for the next requests
+    assert handler.request_threads.idle() == 2
+
+
 def _exchange(handler, method: str, path: str, *, body: bytes = b"", headers=()) -> tuple[int, list, bytes]:
     """One request through ``handler``: its status, its headers and its body (cookies' values, the Expires time
     and CSRF tokens dropped: they differ from one request to the next)."""
@@ -264,6 +342,10 @@ PINNED = {
     "ASGIHandler.listen_for_disconnect": (ASGIHandler.listen_for_disconnect, "c729aa315c734f98"),
     "BaseHandler.get_response": (BaseHandler.get_response, "3d6a79b124c2cccb"),
     "BaseHandler.get_response_async": (BaseHandler.get_response_async, "ad82c920df0cebbb"),
+    # asgiref 3.13.0: a context given an executor routes the request's thread-sensitive calls to it and leaves
+    # it running on exit (SyncChainASGIHandler lends each request a finished request's thread).
+    "ThreadSensitiveContext.__aenter__": (ThreadSensitiveContext.__aenter__, "b0355bf6b275a7c2"),
+    "ThreadSensitiveContext.__aexit__": (ThreadSensitiveContext.__aexit__, "5571fec562fa6e84"),
 }
 
 
