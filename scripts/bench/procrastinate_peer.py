@@ -50,15 +50,34 @@ def peer_database(quire_url: str):
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def peer_run(quire_url: str, *, jobs: int, reps: int, pickups: int) -> dict[str, dict]:
-    """Run the peer's drains and pickups; returns its figures by name, each with its per-repetition values."""
-    python = peer_python()
-    with peer_database(quire_url) as conninfo:
+class PeerSession:
+    """The peer's runs on one database of its own, each a call of the peer script (figures by name)."""
+
+    def __init__(self, conninfo: str) -> None:
+        self._conninfo = conninfo
+        self._python = peer_python()
+
+    def run(self, *, jobs: int, reps: int, pickups: int, concurrency: tuple[int, ...] = (1, 4)) -> dict[str, dict]:
+        arguments = ["--jobs", str(jobs), "--reps", str(reps), "--pickups", str(pickups)]
+        arguments += ["--concurrency", ",".join(str(c) for c in concurrency)]
         run = subprocess.run(
-            [str(python), str(APP), "--jobs", str(jobs), "--reps", str(reps), "--pickups", str(pickups)],
-            env={**os.environ, "PEER_CONNINFO": conninfo}, capture_output=True, text=True, check=False,
+            [str(self._python), str(APP), *arguments],
+            env={**os.environ, "PEER_CONNINFO": self._conninfo}, capture_output=True, text=True, check=False,
         )  # fmt: skip
-    if run.returncode != 0:
-        raise RuntimeError(f"the procrastinate peer failed ({run.returncode}):\n{run.stderr[-3000:]}")
-    figures = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
-    return {figure["figure"]: figure for figure in figures}
+        if run.returncode != 0:
+            raise RuntimeError(f"the procrastinate peer failed ({run.returncode}):\n{run.stderr[-3000:]}")
+        figures = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+        return {figure["figure"]: figure for figure in figures}
+
+    def drain_once(self, *, jobs: int, concurrency: int) -> float:
+        """One drain of ``jobs`` no-op jobs by 2 processes of ``concurrency``, in jobs/s."""
+        figures = self.run(jobs=jobs, reps=1, pickups=0, concurrency=(concurrency,))
+        [rate] = figures[f"procrastinate_drain_jobs_per_s_2_processes_concurrency_{concurrency}"]["per_rep"]
+        return rate
+
+
+@contextmanager
+def peer_session(quire_url: str):
+    """A ``PeerSession`` on a database of the peer's own beside ``quire_url``'s, dropped afterwards."""
+    with peer_database(quire_url) as conninfo:
+        yield PeerSession(conninfo)

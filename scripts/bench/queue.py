@@ -10,13 +10,14 @@ Uses the test-only ``test.echo/v1`` operation. Figures:
 
 The peer, procrastinate 3 (scripts/bench/procrastinate_peer.py: its own virtual environment and database on
 the same server, in the same run), drains the same number of no-op jobs with 2 worker processes (concurrency
-1 and 4) and is picked up the same way:
+1 and 4), once right after each of Quire's 2-process and 2-agent repetitions, and is picked up the same way:
   procrastinate_drain_jobs_per_s_2_processes_concurrency_<c>, procrastinate_pickup_ms_p50 / p95 / p99
   drain_service_ratio_vs_procrastinate        Quire's 2-process service drain / the peer's 2 x 1 drain
   drain_http_ratio_vs_procrastinate           Quire's 2-agent HTTP drain / the peer's 2 x 1 drain
   (…_concurrency_4: the same against the peer's 2 x 4 drain)
   pickup_p50_ratio_vs_procrastinate           Quire's pickup p50 over HTTP / the peer's (below 1: faster)
-Each ratio is taken repetition by repetition (Quire's i-th over the peer's i-th); its value is their median.
+Each ratio is taken repetition by repetition (Quire's i-th over the peer's drain right after it); its value is
+the median.
 """
 
 import multiprocessing
@@ -113,8 +114,8 @@ def machine_cpu_seconds() -> float:
     return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
-def drain_http(directory: Path, source, n: int) -> dict[int, list[float]]:
-    """Drain rates per repetition, by number of agents."""
+def drain_http(directory: Path, source, n: int, beside=None) -> dict[int, list[float]]:
+    """Drain rates per repetition, by number of agents; ``beside()`` runs after each 2-agent repetition."""
     from scripts.bench.processes import agents, web_server
 
     env = {
@@ -138,6 +139,8 @@ def drain_http(directory: Path, source, n: int) -> dict[int, list[float]]:
                     cpu.append((machine_cpu_seconds() - busy) / n * 1000)
                     if (finished := _succeeded() - before) != n:
                         raise RuntimeError(f"{finished} of {n} jobs succeeded")
+                if count == 2 and beside:
+                    beside()
             label = "1_agent" if count == 1 else f"{count}_agents"
             config = f"{count} agent(s) x 4 slots, gunicorn 2 workers, echo"
             report(f"drain_jobs_per_s_http_{label}", rates, unit="jobs/s", n=n, config=config)
@@ -202,8 +205,8 @@ def _service_worker(database_url: str, deployment: str, barrier, done) -> None:
     done.put(handled)
 
 
-def drain_service(directory: Path, source, n: int) -> dict[int, list[float]]:
-    """Drain rates per repetition, by number of processes."""
+def drain_service(directory: Path, source, n: int, beside=None) -> dict[int, list[float]]:
+    """Drain rates per repetition, by number of processes; ``beside()`` runs after each 2-process repetition."""
     deployment = deployment_use(directory)
     rates_by_processes = {}
     context = multiprocessing.get_context("spawn")
@@ -224,6 +227,8 @@ def drain_service(directory: Path, source, n: int) -> dict[int, list[float]]:
             rates.append(handled / (time.perf_counter() - started))
             for worker in workers:
                 worker.join()
+            if count == 2 and beside:
+                beside()
         label = "1_process" if count == 1 else f"{count}_processes"
         report(
             f"drain_jobs_per_s_service_{label}",
@@ -310,23 +315,46 @@ def pickup(directory: Path, source, n: int) -> list[float]:
         return per_rep[0.5]
 
 
-def peer(database_url: str, n: int, pickups: int, quire: dict[str, list[float]]) -> None:
-    """procrastinate's drains and pickups in this run, on this server, and Quire's ratios to them."""
-    from scripts.bench.procrastinate_peer import peer_run
+class PeerBeside:
+    """The peer's drains, one of each concurrency right after each of Quire's 2-process and 2-agent
+    repetitions: a ratio's two drains are a minute apart at most, not the length of the benchmark (this
+    machine's speed drifts by a fifth over minutes)."""
 
-    figures = peer_run(database_url, jobs=n, reps=BENCH_REPS, pickups=pickups)
+    def __init__(self, peer_runs, n: int) -> None:
+        self._peer, self._n = peer_runs, n
+        self.drains: dict[str, dict[int, list[float]]] = {"service": {1: [], 4: []}, "http": {1: [], 4: []}}
+
+    def after(self, side: str):
+        def run() -> None:
+            for concurrency, rates in self.drains[side].items():
+                rates.append(self._peer.drain_once(jobs=self._n, concurrency=concurrency))
+
+        return run
+
+
+def peer(peer_runs, beside: PeerBeside, n: int, pickups: int, quire: dict[str, list[float]]) -> None:
+    """procrastinate's drains (taken beside Quire's) and pickups in this run, on this server, and the ratios."""
+    for concurrency in (1, 4):
+        report(
+            f"procrastinate_drain_jobs_per_s_2_processes_concurrency_{concurrency}",
+            beside.drains["service"][concurrency] + beside.drains["http"][concurrency],
+            unit="jobs/s",
+            n=n,
+            config=f"procrastinate 3, 2 worker processes x concurrency {concurrency}, LISTEN/NOTIFY, no-op async "
+            "task; one drain after each of Quire's 2-process and 2-agent repetitions",
+        )
+    figures = peer_runs.run(jobs=n, reps=BENCH_REPS, pickups=pickups, concurrency=())
     for name, figure in figures.items():
         report(name, figure["per_rep"], unit=figure["unit"], n=figure["n"], config=figure["config"])
-    drains = {c: figures[f"procrastinate_drain_jobs_per_s_2_processes_concurrency_{c}"]["per_rep"] for c in (1, 4)}
     for concurrency, suffix in ((1, ""), (4, "_concurrency_4")):
         peer_label = f"procrastinate (2 processes x concurrency {concurrency})"
         for side, label in (("service", "2 processes, service level"), ("http", "2 agents x 4 slots over HTTP")):
             _ratio(
                 f"drain_{side}_ratio_vs_procrastinate{suffix}",
                 quire[f"drain_{side}"],
-                drains[concurrency],
+                beside.drains[side][concurrency],
                 n=n,
-                config=f"Quire ({label}) / {peer_label}",
+                config=f"Quire ({label}) / {peer_label}, the peer's drain right after Quire's",
             )
     _ratio(
         "pickup_p50_ratio_vs_procrastinate",
@@ -397,17 +425,25 @@ def claim_depth(directory: Path, source, depths: list[int], claims: int) -> None
 
 
 def main() -> None:
-    with bench_database() as database_url, tempfile.TemporaryDirectory() as temporary:
+    from scripts.bench.procrastinate_peer import peer_session
+
+    with (
+        bench_database() as database_url,
+        tempfile.TemporaryDirectory() as temporary,
+        peer_session(database_url) as peer_runs,
+    ):
         os.environ["QUIRE_TEST_OPERATIONS"] = "true"
         django_setup()
         directory = Path(temporary)
         source = _fixture_job_source()
         print("Queue benchmark (test.echo/v1)")
         n, pickups = n_or(1000), int(os.environ.get("BENCH_PICKUPS", "200"))
-        service = drain_service(directory, source, n)
-        http = drain_http(directory, source, n)
+        beside = PeerBeside(peer_runs, n)
+        service = drain_service(directory, source, n, beside=beside.after("service"))
+        http = drain_http(directory, source, n, beside=beside.after("http"))
         pickup_p50 = pickup(directory, source, pickups)
-        peer(database_url, n, pickups, {"drain_service": service[2], "drain_http": http[2], "pickup_p50": pickup_p50})
+        quire = {"drain_service": service[2], "drain_http": http[2], "pickup_p50": pickup_p50}
+        peer(peer_runs, beside, n, pickups, quire)
         depths = [int(d) for d in os.environ.get("BENCH_DEPTHS", "1000,100000,1000000").split(",")]
         claim_depth(directory, source, depths, claims=200)
 

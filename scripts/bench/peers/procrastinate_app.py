@@ -55,6 +55,10 @@ def _environment(**extra: str) -> dict[str, str]:
 
 
 def schema_apply() -> None:
+    """procrastinate's schema, unless an earlier call of this script on the same database applied it."""
+    with psycopg.connect(os.environ["PEER_CONNINFO"]) as connection:
+        if connection.execute("SELECT to_regclass('procrastinate_jobs') IS NOT NULL").fetchone()[0]:
+            return
     subprocess.run(_procrastinate("schema", "--apply"), env=_environment(), check=True, capture_output=True)
 
 
@@ -156,6 +160,8 @@ async def main(arguments: argparse.Namespace) -> None:
             _emit(f"procrastinate_drain_jobs_per_s_2_processes_concurrency_{concurrency}", rates, unit="jobs/s",
                   n=arguments.jobs, config=f"procrastinate {procrastinate.__version__}, 2 worker processes x "
                   f"concurrency {concurrency}, LISTEN/NOTIFY, no-op async task")  # fmt: skip
+        if not arguments.pickups:
+            return
         for fraction, values in (await pickups(samples=arguments.pickups, reps=arguments.reps)).items():
             _emit(f"procrastinate_pickup_ms_p{round(fraction * 100)}", values, unit="ms", n=arguments.pickups,
                   config=f"procrastinate {procrastinate.__version__}, 1 idle worker x concurrency 1, "
@@ -167,5 +173,5 @@ if __name__ == "__main__":
     parser.add_argument("--jobs", type=int, required=True)
     parser.add_argument("--reps", type=int, required=True)
     parser.add_argument("--pickups", type=int, required=True)
-    parser.add_argument("--concurrency", type=lambda text: [int(c) for c in text.split(",")], default=[1, 4])
+    parser.add_argument("--concurrency", type=lambda text: [int(c) for c in text.split(",") if c], default=[1, 4])
     asyncio.run(main(parser.parse_args()))
