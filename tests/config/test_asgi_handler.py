@@ -279,6 +279,39 @@ def test_threads_beyond_those_kept_idle_end_with_their_request(db, monkeypatch):
     assert handler.request_threads.idle() == 2
 
 
+def test_a_request_stopped_midway_does_not_hand_its_thread_to_the_next(db):
+    """A cancelled request (the server shutting down) may leave work on its thread: that thread is not lent
+    again, and it ends once the work is done."""
+    import threading
+    import time
+
+    from django.http import HttpResponse
+
+    handler = SyncChainASGIHandler()
+    threads = []
+
+    def slow_answer(request):
+        threads.append(threading.current_thread())
+        time.sleep(0.2)
+        return HttpResponse(b"answer")
+
+    handler._middleware_chain = slow_answer
+
+    async def cancelled_midway():
+        request = asyncio.ensure_future(handler(SCOPE, _receive_an_empty_body(), _discard))
+        await asyncio.sleep(0.05)
+        request.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await request
+
+    asyncio.run(cancelled_midway())
+
+    [thread] = threads
+    thread.join(timeout=5)
+    assert not thread.is_alive()  # it finished the work left on it, then ended
+    assert handler.request_threads.idle() == 0  # and was never lent again
+
+
 def _exchange(handler, method: str, path: str, *, body: bytes = b"", headers=()) -> tuple[int, list, bytes]:
     """One request through ``handler``: its status, its headers and its body (cookies' values, the Expires time
     and CSRF tokens dropped: they differ from one request to the next)."""
