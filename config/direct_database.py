@@ -1,6 +1,12 @@
 """Connections that must reach PostgreSQL itself: a LISTEN lives in its session, which a transaction pooler
-(PgBouncer in transaction mode) does not keep. With ``DATABASE_DIRECT_URL`` set, settings add the database
-alias ``direct`` for them; otherwise they use Django's default database like everything else."""
+(PgBouncer in transaction mode) does not keep, and so does a prepared statement. With ``DATABASE_DIRECT_URL``
+set, settings add the database alias ``direct`` for them; otherwise they use Django's default database like
+everything else.
+
+The prepared statements that run outside any transaction, and the claim's transaction of its own
+(config/prepared.py), go to a pool of ``direct`` connections each process keeps (``DATABASE_DIRECT_POOL_SIZE``,
+4 by default; 0 sends them through the pooler unprepared instead): planned anew on every call, the statements
+of a job cost PostgreSQL about 4 ms of a core more (docs/deployment.md)."""
 
 from django.db import DEFAULT_DB_ALIAS, connections
 

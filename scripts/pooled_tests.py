@@ -26,6 +26,7 @@ from scripts.pgbouncer import PgBouncer
 
 POOLED_TESTS = [
     "tests/config/test_pooled_mode.py",
+    "tests/config/test_prepared_lending.py",
     "tests/processing/protocol",
     "tests/processing/submission",
     "tests/processing/queue",

@@ -10,12 +10,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from django.db import connection
 from django.db.models import Count, F, OuterRef, Subquery
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce, Now
 
-from config.prepared import PreparedQuery, prepared_cursor
+from config.prepared import PreparedQuery, prepared_cursor, statements_connection
 from processing.configuration import deployment
 from processing.models import AttemptState, ProcessingAttempt, ProcessingJob, TransferKind, WorkerProcessor
 from processing.operations import operation_get
@@ -91,7 +90,7 @@ def written(session_id, chosen: list[Candidate], limit, *, admitting: bool, comm
         sql, params = _WRITE.replace("{admitted}", _ALL_CHOSEN), writes.params
     if committing:
         with prepared_cursor() as cursor, prepared_cursor() as commit:
-            with connection.connection.pipeline():
+            with statements_connection().pipeline():
                 cursor.execute(sql, params)
                 commit.execute("COMMIT")
             attempt_ids = dict(cursor.fetchall())

@@ -39,11 +39,11 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import psycopg
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import CharField, Count, OuterRef, Subquery, Value
 from django.db.models.functions import Cast, Now
 
-from config.prepared import PreparedQuery, prepared_cursor
+from config.prepared import PreparedQuery, autocommitting, prepared_cursor, statements_connection, statements_lent
 from processing.advisory import advisory_key
 from processing.attempt_log import claim_log
 from processing.configuration import deployment, limits
@@ -125,8 +125,9 @@ def claims_acquire(*, session_id: uuid.UUID, offers: dict[str, int], count: int 
     count = min(count, sum(offers.values()))
     if count <= 0:
         return []
-    if connection.get_autocommit() and not connection.in_atomic_block:
-        claims = (_claimed_lone if count == 1 else _claimed_alone)(session_id, offers, count, limit)
+    if autocommitting():
+        with statements_lent():
+            claims = (_claimed_lone if count == 1 else _claimed_alone)(session_id, offers, count, limit)
         if claims is None:  # a lone candidate over a limit after all: from the start, passing over it
             with transaction.atomic():
                 claims = _claimed(session_id, offers, count, limit)
@@ -162,7 +163,7 @@ def _claimed_lone(session_id: uuid.UUID, offers: dict[str, int], count: int, lim
     candidates_sql, candidates_params = _locking_candidates_statement(session_id, operations, 1)
     lone = LoneWrite.of(session_id, operations, limit)
     with _own_transaction(), prepared_cursor() as settings, prepared_cursor() as found, prepared_cursor() as write:
-        with connection.connection.pipeline():
+        with statements_connection().pipeline():
             settings.execute(_PLANNED_BY_INDEX)
             found.execute(candidates_sql, candidates_params)
             write.execute(lone.sql, lone.params)
@@ -197,7 +198,7 @@ def _first_round(session_id, offers: dict[str, int], count: int, limit) -> tuple
     candidates_sql, candidates_params = _locking_candidates_statement(session_id, operations, count)
     recount_sql, recount_params = _RECOUNT_KEPT.statement(session_id=session_id, operations=sorted(offers))
     with prepared_cursor() as control, prepared_cursor() as found, prepared_cursor() as recount:
-        with connection.connection.pipeline():
+        with statements_connection().pipeline():
             control.execute("BEGIN")
             control.execute(_PLANNED_BY_INDEX)
             found.execute(candidates_sql, candidates_params)
@@ -214,7 +215,7 @@ def _own_transaction():
         yield
     except BaseException:
         with suppress(psycopg.Error):
-            connection.connection.rollback()
+            statements_connection().rollback()
         raise
 
 

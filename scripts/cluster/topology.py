@@ -24,7 +24,7 @@ from scripts.cluster import network
 from scripts.cluster.certificates import certificates_issue
 from scripts.cluster.haproxy import haproxy_config
 from scripts.cluster.network import Host
-from scripts.pgbouncer import UNPRIVILEGED_USER, PgBouncer
+from scripts.pgbouncer import UNPRIVILEGED_USER, PgBouncer, unprivileged_user
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
@@ -176,7 +176,7 @@ class Cluster:
             shutil.rmtree(self.root)
         self.root.mkdir(parents=True)
         if os.geteuid() == 0:
-            shutil.chown(self.root, user=UNPRIVILEGED_USER)  # PostgreSQL's and PgBouncer's files live beneath
+            shutil.chown(self.root, user=unprivileged_user())  # PostgreSQL's and PgBouncer's files live beneath
         (self.root / "storage").mkdir()
 
     # -- the database host -----------------------------------------------------------------------------

@@ -29,6 +29,9 @@ print(json.dumps({
     "request_prepare_threshold": settings.DATABASES["default"]["OPTIONS"]["prepare_threshold"],
     "request_server_side_cursors": not settings.DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"],
     "direct_session_options": direct_connection_params().get("options"),
+    "direct_alias": "direct" in settings.DATABASES,
+    "direct_prepare_threshold": settings.DATABASES.get("direct", {}).get("OPTIONS", {}).get("prepare_threshold"),
+    "direct_pool": settings.DATABASES.get("direct", {}).get("OPTIONS", {}).get("pool"),
 }))
 """
 
@@ -71,9 +74,21 @@ def test_through_the_pooler_nothing_outlives_a_transaction_and_postgresql_itself
     assert hosts["direct_session_options"] == "-c idle_in_transaction_session_timeout=60000"
 
 
+def test_through_the_pooler_statements_prepare_on_postgresql_itself_from_a_small_pool_of_its_connections():
+    default = _hosts(DATABASE_URL=POOLED, DATABASE_DIRECT_URL=DIRECT)
+    sized = _hosts(DATABASE_URL=POOLED, DATABASE_DIRECT_URL=DIRECT, DATABASE_DIRECT_POOL_SIZE="2")
+    none = _hosts(DATABASE_URL=POOLED, DATABASE_DIRECT_URL=DIRECT, DATABASE_DIRECT_POOL_SIZE="0")
+
+    assert default["direct_prepare_threshold"] == 5
+    assert default["direct_pool"] == {"min_size": 1, "max_size": 4, "timeout": 10}
+    assert sized["direct_pool"]["max_size"] == 2
+    assert none["direct_pool"] is None  # nothing lent: every statement through the pooler, unprepared
+
+
 def test_without_a_direct_url_everything_uses_the_database_url_and_requests_prepare():
     hosts = _hosts(DATABASE_URL=POOLED)
 
     assert {hosts[use] for use in ("requests", "listener", "direct", "channel_layer")} == {"pooler.internal"}
     assert "options" in hosts["request_options"] and hosts["request_prepare_threshold"] == 5
     assert hosts["request_server_side_cursors"] is True
+    assert hosts["direct_alias"] is False  # claims prepare on the default connection

@@ -1,29 +1,17 @@
 """In the pooled test mode (scripts/pooled_tests.py) the tests' requests really go through PgBouncer in
 transaction mode: its console lists the test database's pool, and the listening connections do not use it."""
 
-import psycopg
 import pytest
 from django.conf import settings
 from django.db import connection
 
 from config.direct_database import direct_connection_params
+from tests.pooler import pgbouncer_console
 
 pytestmark = [
     pytest.mark.django_db,
     pytest.mark.skipif(not settings.TRANSACTION_POOLED, reason="runs in the pooled test mode: scripts/pooled_tests.py"),
 ]
-
-
-def pgbouncer_console(command: str) -> list[dict]:
-    params = connection.get_connection_params()
-    with (
-        psycopg.connect(
-            host=params["host"], port=params["port"], user=params["user"], dbname="pgbouncer", autocommit=True
-        ) as console,
-        console.cursor(row_factory=psycopg.rows.dict_row) as cursor,
-    ):
-        cursor.execute(command)
-        return cursor.fetchall()
 
 
 def test_requests_go_through_pgbouncer_in_transaction_mode_and_listeners_to_postgresql_itself():

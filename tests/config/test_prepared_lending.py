@@ -1,0 +1,46 @@
+"""Behind a transaction pooler nothing stays prepared on the pooled connections, so a prepared statement that
+commits on its own runs on a connection to PostgreSQL itself that the process's small pool lends it
+(config/prepared.py), while one inside a transaction stays on the transaction's connection and sees its
+writes. Runs in the pooled test mode (scripts/pooled_tests.py)."""
+
+import pytest
+from django.conf import settings
+from django.db import transaction
+
+from config.prepared import prepared_cursor
+from tests.factories import UserFactory
+from tests.pooler import pgbouncer_console
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not settings.TRANSACTION_POOLED, reason="runs in the pooled test mode: scripts/pooled_tests.py"),
+]
+
+
+def pooler_sessions() -> set[int]:
+    """The server sessions PgBouncer keeps: their backends' process ids."""
+    return {server["remote_pid"] for server in pgbouncer_console("SHOW SERVERS")}
+
+
+def test_outside_a_transaction_a_prepared_statement_runs_prepared_on_postgresql_itself():
+    with prepared_cursor() as cursor:
+        (backend,) = cursor.execute("SELECT pg_backend_pid()").fetchone()
+        prepared = [
+            statement for (statement,) in cursor.execute("SELECT statement FROM pg_prepared_statements").fetchall()
+        ]
+
+    assert backend not in pooler_sessions()
+    assert "SELECT pg_backend_pid()" in prepared
+
+
+def test_inside_a_transaction_a_prepared_statement_runs_on_its_connection_and_sees_its_writes():
+    with transaction.atomic():
+        UserFactory(username="written-in-this-transaction")
+        with prepared_cursor() as cursor:
+            (backend,) = cursor.execute("SELECT pg_backend_pid()").fetchone()
+            (seen,) = cursor.execute(
+                "SELECT count(*) FROM auth_user WHERE username = %s", ["written-in-this-transaction"]
+            ).fetchone()
+
+        assert seen == 1
+        assert backend in pooler_sessions()
