@@ -5,6 +5,7 @@ import io
 import json
 import tarfile
 import threading
+import time
 
 import pytest
 
@@ -16,6 +17,18 @@ from tests.processing.lifecycle import pdf_bytes
 pytestmark = pytest.mark.django_db(transaction=True)
 
 LATEX = "latex.compile.pdf/v1"
+
+
+def retried(send):
+    """A retry's answer as a client that retries at once gets it: the first request's response is stored once it
+    has been sent (processing/protocol/replay.py), so the retry may meet the row still held, 409
+    request_in_progress, which a client retries (as the agent does) until it gets the stored response."""
+    deadline = time.monotonic() + 10
+    while True:
+        status, body, raw = send()
+        if not (status == 409 and body["error"]["code"] == "request_in_progress") or time.monotonic() > deadline:
+            return status, body, raw
+        time.sleep(0.01)
 
 
 @pytest.fixture
@@ -67,7 +80,7 @@ def test_the_worker_protocol_end_to_end(owner, author, worker):
     # Registration replay: the same request_id gives the same bytes and one session.
     status, session, first_raw = worker.register({LATEX: 1}, request_id="register-0001")
     assert status == 201
-    status, _, again_raw = worker.register({LATEX: 1}, request_id="register-0001")
+    status, _, again_raw = retried(lambda: worker.register({LATEX: 1}, request_id="register-0001"))
     assert (status, again_raw) == (201, first_raw)
     assert _capability(author) == "available"
 
@@ -83,7 +96,7 @@ def test_the_worker_protocol_end_to_end(owner, author, worker):
     acquire = {"offers": [{"operation": LATEX, "permits": 1}], "wait_seconds": 5}
     status, claimed, claim_raw = worker.post(f"sessions/{sid}/acquire", acquire, request_id="acquire-0001")
     assert status == 200 and claimed["claim"]["job_id"] == job["id"]
-    _, _, replay_raw = worker.post(f"sessions/{sid}/acquire", acquire, request_id="acquire-0001")
+    _, _, replay_raw = retried(lambda: worker.post(f"sessions/{sid}/acquire", acquire, request_id="acquire-0001"))
     assert replay_raw == claim_raw
     claim = claimed["claim"]
     assert ProcessingAttempt.objects.filter(job_id=job["id"]).count() == 1
@@ -105,7 +118,10 @@ def test_the_worker_protocol_end_to_end(owner, author, worker):
         worker, claim, "pdf", "application/pdf", "main.pdf", pdf, request_id="ticket-0001"
     )
     assert status == 201
-    assert _upload(worker, claim, "pdf", "application/pdf", "main.pdf", pdf, request_id="ticket-0001")[2] == ticket_raw
+    _, _, replay_raw = retried(
+        lambda: _upload(worker, claim, "pdf", "application/pdf", "main.pdf", pdf, request_id="ticket-0001")
+    )
+    assert replay_raw == ticket_raw
     assert _put(worker, ticket, pdf)[0] == 200
     assert _put(worker, ticket, pdf)[0] == 200
     _, wrong_ticket, _ = _upload(worker, claim, "log", "text/plain", "main.log", b"log", declared_sha="0" * 64)
@@ -121,7 +137,10 @@ def test_the_worker_protocol_end_to_end(owner, author, worker):
         f"claims/{claim['claim_id']}/delivery", delivery, request_id="deliver-0001"
     )
     assert (status, delivered["job_state"]) == (200, "succeeded")
-    assert worker.post(f"claims/{claim['claim_id']}/delivery", delivery, request_id="deliver-0001")[2] == delivered_raw
+    _, _, replay_raw = retried(
+        lambda: worker.post(f"claims/{claim['claim_id']}/delivery", delivery, request_id="deliver-0001")
+    )
+    assert replay_raw == delivered_raw
 
     # Artifacts download byte-identical through the public API.
     _, finished, _ = author.json("GET", f"/v1/processing/jobs/{job['id']}")
