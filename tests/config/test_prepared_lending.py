@@ -5,8 +5,11 @@ writes. Runs in the pooled test mode (scripts/pooled_tests.py)."""
 
 import pytest
 from django.conf import settings
-from django.db import transaction
+from django.db import connections, transaction
+from django.db.utils import OperationalError
 
+from config.direct_database import DIRECT
+from config.http.errors import database_unreachable
 from config.prepared import prepared_cursor
 from tests.factories import UserFactory
 from tests.pooler import pgbouncer_console
@@ -44,3 +47,21 @@ def test_inside_a_transaction_a_prepared_statement_runs_on_its_connection_and_se
 
         assert seen == 1
         assert backend in pooler_sessions()
+
+
+def test_a_pool_that_lends_nothing_in_time_is_the_database_out_of_reach():
+    direct = connections[DIRECT]
+    direct.close_pool()
+    pool = direct.pool
+    pool.open(wait=True)
+    held = [pool.getconn() for _ in range(pool.max_size)]
+    pool.timeout = 0.2
+    try:
+        with pytest.raises(OperationalError) as refused, prepared_cursor() as cursor:
+            cursor.execute("SELECT 1")
+    finally:
+        for lent in held:
+            pool.putconn(lent)
+        direct.close_pool()
+
+    assert database_unreachable(refused.value)  # the request answers 503 database_unavailable
