@@ -114,7 +114,7 @@ def prepared_cursor() -> Iterator[PreparedCursor]:
     """A cursor whose statements are prepared. Outside any transaction, behind a transaction pooler, on a lent
     connection to PostgreSQL itself, for this statement: a statement that commits on its own runs the same on
     any connection, and there it stays prepared."""
-    if _LENT.get() is None and _lender() is not None and autocommitting():
+    if autocommitting():  # statements_lent lends only behind a pooler, and not twice
         with statements_lent(), _cursor() as cursor:
             yield cursor
     else:
