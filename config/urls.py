@@ -11,7 +11,12 @@ from config.metrics import metrics_view
 from library.api.views import LibraryDocumentApi, LibraryListCreateApi, LibraryPdfApi, LibrarySearchApi
 from office.api.converters import OfficePathConverter
 from office.api.views import FileInspectionApi, FilePreviewApi
-from processing.api.synctex import SyncTexForwardApi, SyncTexInverseApi
+from processing.api.synctex import (
+    OutputSyncTexForwardApi,
+    OutputSyncTexInverseApi,
+    SyncTexForwardApi,
+    SyncTexInverseApi,
+)
 from processing.api.views import (
     ArtifactDownloadApi,
     BuildCreateApi,
@@ -26,6 +31,7 @@ from processing.api.views import (
     ProjectCapabilitiesApi,
 )
 from quire_wire import PROTOCOL_PREFIX
+from workspace.api.outputs import ProjectOutputApi, ProjectOutputDiagnosticsApi, ProjectOutputFileApi
 from workspace.api.views import FileDetailApi, FileListApi, ProjectDetailApi, ProjectListCreateApi
 
 PROJECT = "v1/projects/<uuid:project_id>"
@@ -44,6 +50,11 @@ api_v1 = [
     path(f"{PROJECT}/members/<str:username>", MemberDeleteApi.as_view(), name="project-member"),
     path(f"{PROJECT}/documents/<path:path>/updates", DocumentUpdateApi.as_view(), name="document-updates"),
     path(f"{PROJECT}/documents/<path:path>/state", DocumentStateApi.as_view(), name="document-state"),
+    path(f"{PROJECT}/output", ProjectOutputApi.as_view(), name="project-output"),
+    path(f"{PROJECT}/output/diagnostics", ProjectOutputDiagnosticsApi.as_view(), name="project-output-diagnostics"),
+    path(f"{PROJECT}/output/synctex/forward", OutputSyncTexForwardApi.as_view(), name="project-output-forward"),
+    path(f"{PROJECT}/output/synctex/inverse", OutputSyncTexInverseApi.as_view(), name="project-output-inverse"),
+    path(f"{PROJECT}/output/<slug:role>", ProjectOutputFileApi.as_view(), name="project-output-file"),
     path(f"{PROJECT}/builds", BuildCreateApi.as_view(), name="project-builds"),
     path(f"{PROJECT}/exports/pptx", PptxExportCreateApi.as_view(), name="project-exports-pptx"),
     path(f"{PROJECT}/processing/capabilities", ProjectCapabilitiesApi.as_view(), name="project-capabilities"),

@@ -1,5 +1,6 @@
 """Collecting content nothing refers to: text rows and asset bytes that no file and no live snapshot pin names.
 
+Asset bytes are named by files and by the files of projects' outputs (their PDFs, logs, SyncTeX data).
 A capture pins the digests it froze (workspace/snapshots.py) and reads their bytes after it has left the
 fence; a file deleted meanwhile must not take them with it. So content is kept while any file *or any
 unexpired pin* names it, and a pin left by a preparation that died is reaped once it expires.
@@ -24,7 +25,7 @@ from itertools import islice
 from django.db import connection
 from django.utils import timezone
 
-from workspace.models import FileKind, OrphanedContent, ProjectFile, SnapshotPin, TextContent
+from workspace.models import FileKind, OrphanedContent, OutputArtifact, ProjectFile, SnapshotPin, TextContent
 from workspace.storage import asset_storage
 
 GRACE = timedelta(hours=1)  # far longer than any request takes from storing content to committing its file
@@ -97,9 +98,10 @@ def _orphans_due(kind: str, unreferenced: set[str], grace: timedelta) -> set[str
 
 def _assets_referenced(digests: list[str]) -> set[str]:
     files = ProjectFile.objects.filter(kind=FileKind.ASSET, sha256__in=digests).values_list("sha256", flat=True)
+    outputs = OutputArtifact.objects.filter(sha256__in=digests).values_list("sha256", flat=True)
     live_pins = SnapshotPin.objects.filter(expires_at__gt=timezone.now(), digests__overlap=digests)
     pinned = {digest for pin in live_pins.values_list("digests", flat=True) for digest in pin}
-    return set(files) | (pinned & set(digests))
+    return set(files) | set(outputs) | (pinned & set(digests))
 
 
 def content_collect() -> dict[str, int]:

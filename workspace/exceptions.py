@@ -79,3 +79,35 @@ class InvalidBundle(WorkspaceError):
     """The bundle cannot become a project."""
 
     code = "invalid_bundle"
+
+
+class FolderNotFound(NotFound):
+    """No folder has that path in this project."""
+
+    code = "folder_not_found"
+
+
+class FolderNotEmpty(WorkspaceError):
+    """The folder is not empty; delete it with ?recursive=true to delete everything in it."""
+
+    code = "folder_not_empty"
+    status_code = 409
+
+
+class ArchiveConflicts(WorkspaceError):
+    """Files with these paths exist already; send ?overwrite=true to replace them."""
+
+    code = "archive_conflicts"
+    status_code = 409
+
+
+class NoOutput(NotFound):
+    """The project has no output yet: nobody has built it successfully."""
+
+    code = "no_output"
+
+
+class OutputFileNotFound(NotFound):
+    """The project's output has no such file."""
+
+    code = "output_file_not_found"

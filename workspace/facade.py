@@ -8,18 +8,22 @@ from workspace.exceptions import (
     FileNotFound,
     FileTooLarge,
     InvalidBundle,
+    NoOutput,
     NotATextDocument,
+    OutputFileNotFound,
     VersionMismatch,
     WorkspaceError,
 )
 from workspace.models import FileKind
 from workspace.paths import path_normalize
 from workspace.provisioning import PreparedProject
-from workspace.signals import file_written
+from workspace.services import BuildOutput, OutputFile
+from workspace.signals import file_written, project_changed
 from workspace.snapshots import FrozenFile, FrozenSnapshot, PinnedContentMissing
 from workspace.tabs import project_tab_register
 
 __all__ = [
+    "BuildOutput",
     "DocumentKeeper",
     "DocumentMeta",
     "DocumentText",
@@ -29,9 +33,13 @@ __all__ = [
     "FrozenFile",
     "FrozenSnapshot",
     "InvalidBundle",
+    "NoOutput",
     "NotATextDocument",
+    "OutputFile",
+    "OutputFileNotFound",
     "PinnedContentMissing",
     "PreparedProject",
+    "ProjectOutput",
     "ProjectSummary",
     "VersionMismatch",
     "WorkspaceError",
@@ -47,7 +55,13 @@ __all__ = [
     "file_content_read",
     "file_meta_for",
     "file_written",
+    "output_content_present",
+    "output_content_read",
+    "output_content_store",
+    "output_for",
+    "output_publish",
     "pin_release",
+    "project_changed",
     "project_describe",
     "project_ids_matching",
     "project_names_of",
@@ -100,6 +114,24 @@ class DocumentMeta:
     sha256: str
     size_bytes: int
     version: int
+
+
+@dataclass(frozen=True)
+class ProjectOutput:
+    """A project's current output as a member sees it: who built it when, from which capture, and its files
+    (``files[role]``: media type, size and the digest ``output_content_read`` reads)."""
+
+    project_id: uuid.UUID
+    job_id: uuid.UUID
+    operation: str
+    built_by_id: int
+    built_at: object
+    generation: int
+    documents: list
+    words: int | None
+    diagnostics: list
+    log: str
+    files: dict[str, OutputFile]
 
 
 DocumentKeeper = documents.DocumentKeeper
@@ -240,3 +272,52 @@ def project_ids_matching(*, text: str, limit: int = 500) -> list[uuid.UUID]:
     from workspace.models import Project
 
     return list(Project.objects.filter(name__icontains=text).values_list("pk", flat=True)[:limit])
+
+
+# --- the project's output (docs/architecture.md §7): Processing publishes, every member reads ---------------
+def output_content_store(*, data: bytes) -> str:
+    """Store an output file's bytes, outside any transaction; returns their digest."""
+    return services.output_content_store(data=data)
+
+
+def output_content_present(*, sha256: str) -> bool:
+    return services.output_content_present(sha256=sha256)
+
+
+def output_publish(*, project_id: uuid.UUID, output: BuildOutput) -> bool:
+    """Inside the transaction in which the build succeeds (its job row locked): make ``output`` the project's
+    current one, unless the current one is of a newer capture or the project is gone. Returns whether it did."""
+    return services.output_publish(project_id=project_id, output=output)
+
+
+def output_for(*, user_id: int | None, project_id: uuid.UUID) -> ProjectOutput:
+    """The project's current output, for a member who may view the project now.
+
+    Raises ProjectNotFound (not visible) or NoOutput (never built successfully)."""
+    output = selectors.output_of(user_id=user_id, project_id=project_id)
+    files = {
+        artifact.role: OutputFile(
+            artifact.role, artifact.media_type, artifact.filename, artifact.size_bytes, artifact.sha256
+        )
+        for artifact in output.artifacts.all()
+    }
+    return ProjectOutput(
+        project_id,
+        output.job_id,
+        output.operation,
+        output.built_by_id,
+        output.built_at,
+        output.generation,
+        output.documents,
+        output.words,
+        output.diagnostics,
+        output.log,
+        files,
+    )
+
+
+def output_content_read(*, sha256: str) -> bytes:
+    """An output file's bytes, by the digest ``output_for`` named (callers authorize first)."""
+    from workspace.storage import asset_storage
+
+    return asset_storage().read(sha256)

@@ -63,6 +63,9 @@ class ProjectFile(models.Model):
     sha256 = models.CharField(max_length=64)
     size_bytes = models.BigIntegerField()
     version = models.BigIntegerField(default=1, help_text="Counts content changes; the file's ETag.")
+    # A text file that is not UTF-8 (Latin-1, Windows-1252, KOI8-R, Shift-JIS…) is kept byte for byte as an
+    # asset, so it builds as it did on its author's machine; this names the encoding it was detected in.
+    encoding = models.CharField(max_length=40, blank=True, default="")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -76,6 +79,59 @@ class ProjectFile(models.Model):
 
     def __str__(self) -> str:
         return self.path
+
+
+class ProjectFolder(models.Model):
+    """A folder of a project. Every folder a file sits in has a row (made with the file), and a folder may be
+    empty; a path is a file or a folder, never both (``workspace/tree.py`` keeps the rules)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="folders")
+    path = models.CharField(max_length=1024)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "path"], name="folder_path_unique_in_project")]
+
+    def __str__(self) -> str:
+        return f"{self.path}/"
+
+
+class ProjectOutput(models.Model):
+    """The project's current output: what its latest successful build of the newest capture made, for every
+    member to read. Processing publishes it (``workspace.facade.output_publish``) in the transaction in which
+    the build succeeds; an older capture's build that finishes later never replaces it."""
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, primary_key=True, related_name="output")
+    job_id = models.UUIDField()
+    operation = models.CharField(max_length=64)
+    built_by_id = models.IntegerField()
+    built_at = models.DateTimeField()
+    generation = models.BigIntegerField(help_text="The project generation the build captured.")
+    documents = models.JSONField(default=list, help_text="[[path, version], …] of the text documents captured.")
+    words = models.IntegerField(null=True, blank=True)
+    diagnostics = models.JSONField(default=list)
+    log = models.TextField(blank=True, default="")
+
+    def __str__(self) -> str:
+        return f"output of {self.project_id} from {self.job_id}"
+
+
+class OutputArtifact(models.Model):
+    """One file of a project's output (its PDF, log, SyncTeX data, report), its bytes in asset storage."""
+
+    output = models.ForeignKey(ProjectOutput, on_delete=models.CASCADE, related_name="artifacts")
+    role = models.CharField(max_length=32)
+    media_type = models.CharField(max_length=100)
+    filename = models.CharField(max_length=255)
+    size_bytes = models.BigIntegerField()
+    sha256 = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["output", "role"], name="output_role_unique")]
+        indexes = [models.Index(fields=["sha256"], name="output_artifact_by_digest")]
+
+    def __str__(self) -> str:
+        return f"{self.role} of {self.output_id}"
 
 
 class TextContent(models.Model):

@@ -16,9 +16,10 @@ from django.utils import timezone
 from access import facade as access
 from workspace import limits
 from workspace.exceptions import InvalidBundle, WorkspaceError
-from workspace.models import Project, ProjectFile, ProjectType
+from workspace.models import Project, ProjectFile, ProjectFolder, ProjectType
 from workspace.paths import path_ancestors
 from workspace.services import PreparedContent, content_prepare, settings_validate, text_content_store
+from workspace.tree import FILE, FOLDER, PathTree
 
 
 @dataclass(frozen=True)
@@ -44,10 +45,15 @@ def provision_prepare(
     except WorkspaceError as exc:
         raise InvalidBundle(exc.message, details=exc.details) from exc
     paths = [item.path for item in prepared]
-    if len(set(paths)) != len(paths):
-        raise InvalidBundle("The bundle names the same path twice.")
-    if any(ancestor in set(paths) for path in paths for ancestor in path_ancestors(path)):
-        raise InvalidBundle("The bundle uses one name as both a file and a folder.")
+    tree = PathTree([], [])
+    try:
+        for path in paths:
+            for folder in tree.folders_missing_for(path):
+                tree.add(folder, FOLDER)
+            tree.require_free(path, kind=FILE)
+            tree.add(path, FILE)
+    except WorkspaceError as exc:
+        raise InvalidBundle(f"The bundle's paths clash: {exc.message}", details=exc.details) from exc
     if sum(item.size_bytes for item in prepared) > limits.max_project_bytes():
         raise InvalidBundle("The bundle is larger than a project may be.")
     if entry_path not in set(paths):
@@ -74,6 +80,8 @@ def provision_commit(*, prepared: PreparedProject, owner_id: int) -> uuid.UUID:
     access.grant_owner(project_id=project.pk, user_id=owner_id)
     for item in prepared.files:
         text_content_store(item)
+    folders = sorted({folder for item in prepared.files for folder in path_ancestors(item.path)})
+    ProjectFolder.objects.bulk_create([ProjectFolder(project=project, path=folder) for folder in folders])
     ProjectFile.objects.bulk_create(
         [
             ProjectFile(
@@ -82,6 +90,7 @@ def provision_commit(*, prepared: PreparedProject, owner_id: int) -> uuid.UUID:
                 kind=item.kind,
                 sha256=item.sha256,
                 size_bytes=item.size_bytes,
+                encoding=item.encoding,
             )
             for item in prepared.files
         ]

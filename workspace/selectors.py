@@ -2,8 +2,8 @@ import uuid
 
 from access import facade as access
 from workspace import documents
-from workspace.exceptions import FileNotFound
-from workspace.models import FileKind, Project, ProjectFile, TextContent
+from workspace.exceptions import FileNotFound, NoOutput
+from workspace.models import FileKind, Project, ProjectFile, ProjectFolder, ProjectOutput, TextContent
 from workspace.paths import path_normalize
 from workspace.storage import asset_storage
 
@@ -24,6 +24,10 @@ def project_for(*, user_id: int | None, project_id: uuid.UUID, permission: str =
 
 def files_of(*, project_id: uuid.UUID) -> list[ProjectFile]:
     return list(ProjectFile.objects.filter(project_id=project_id).order_by("path"))
+
+
+def folders_of(*, project_id: uuid.UUID) -> list[str]:
+    return list(ProjectFolder.objects.filter(project_id=project_id).order_by("path").values_list("path", flat=True))
 
 
 def file_at(*, project_id: uuid.UUID, path: str) -> ProjectFile:
@@ -51,3 +55,14 @@ def file_bytes(file: ProjectFile) -> bytes:
 
 def text_of(file: ProjectFile) -> str:
     return TextContent.objects.get(pk=file.sha256).content
+
+
+def output_of(*, user_id: int | None, project_id: uuid.UUID) -> ProjectOutput:
+    """The project's current output with its files, for a member who may view the project (checked now).
+
+    Raises ProjectNotFound (not visible) or NoOutput (never built successfully)."""
+    access.permission_require(user_id=user_id, project_id=project_id, permission=access.Permission.VIEW)
+    output = ProjectOutput.objects.filter(project_id=project_id).prefetch_related("artifacts").first()
+    if output is None:
+        raise NoOutput()
+    return output

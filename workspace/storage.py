@@ -20,6 +20,8 @@ from django.conf import settings
 class AssetStorage(Protocol):
     def put(self, data: bytes) -> str: ...
     def read(self, sha256: str) -> bytes: ...
+    def path_of(self, sha256: str) -> Path: ...
+    def touch(self, sha256: str) -> bool: ...
     def exists(self, sha256: str) -> bool: ...
     def delete(self, sha256: str) -> None: ...
     def digests(self) -> Iterator[str]: ...
@@ -61,8 +63,20 @@ class FilesystemAssetStorage:
     def read(self, sha256: str) -> bytes:
         return self._path(sha256).read_bytes()
 
+    def path_of(self, sha256: str) -> Path:
+        """Where the bytes are, for streaming them (they never change there, and go only with the collector)."""
+        return self._path(sha256)
+
     def exists(self, sha256: str) -> bool:
         return self._path(sha256).exists()
+
+    def touch(self, sha256: str) -> bool:
+        """Mark stored bytes as about to be used again, as ``put`` of them would; False when they are gone."""
+        try:
+            os.utime(self._path(sha256))
+        except FileNotFoundError:
+            return False
+        return True
 
     def delete(self, sha256: str) -> None:
         self._path(sha256).unlink(missing_ok=True)

@@ -18,7 +18,7 @@ from collaboration.services.projection import (
     projection_read,
     projections_overdue_flush,
 )
-from collaboration.services.replacing import text_edit
+from collaboration.services.replacing import text_edit, text_edit_within
 from collaboration.services.state import live_diff, live_state_vector, state_read
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "projections_overdue_flush",
     "state_read",
     "text_edit",
+    "text_edit_within",
     "update_accept_and_project",
     "updates_accept",
 ]

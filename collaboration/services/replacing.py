@@ -26,17 +26,26 @@ def text_edit(
     access.permission_require(user_id=actor_id, project_id=project_id, permission=access.Permission.EDIT)
     file_id = workspace.document_read(project_id=project_id, path=path).file_id
     with transaction.atomic(durable=True):
-        opened = document_open(project_id=project_id, file_id=file_id)
-        opened.store()  # a reconciliation, if one was due, is its own update
-        opened.project()
-        workspace.document_version_require(project_id=project_id, file_id=file_id, expected_version=expected_version)
-        update = text_replace(opened.doc, text)
-        if update is not None:
-            opened.add(update, UpdateOrigin.SERVER, actor_id)
-        opened.store()
-        opened.project()
-        verdict = Verdict(Outcome.STORED if update is not None else Outcome.CONTAINED)
-        batch = opened.batch([verdict], projected=True)
-        relay.stored_after_commit(project_id=project_id, file_id=file_id, batch=batch)
-    opened.keep()
+        return text_edit_within(
+            actor_id=actor_id, project_id=project_id, file_id=file_id, text=text, expected_version=expected_version
+        )
+
+
+def text_edit_within(
+    *, actor_id: int, project_id: uuid.UUID, file_id: int, text: str, expected_version: int | None = None
+) -> BatchStored:
+    """``text_edit`` inside the caller's transaction (several documents replaced in one change: a zip)."""
+    opened = document_open(project_id=project_id, file_id=file_id)
+    opened.store()  # a reconciliation, if one was due, is its own update
+    opened.project()
+    workspace.document_version_require(project_id=project_id, file_id=file_id, expected_version=expected_version)
+    update = text_replace(opened.doc, text)
+    if update is not None:
+        opened.add(update, UpdateOrigin.SERVER, actor_id)
+    opened.store()
+    opened.project()
+    verdict = Verdict(Outcome.STORED if update is not None else Outcome.CONTAINED)
+    batch = opened.batch([verdict], projected=True)
+    relay.stored_after_commit(project_id=project_id, file_id=file_id, batch=batch)
+    transaction.on_commit(opened.keep)
     return batch

@@ -2,7 +2,8 @@
 
 Resolved here, from the build's ``synctex`` artifact, under the same authorization as downloading it:
 the job must be visible to the caller now, checked on every request (a revoked member or a stranger gets
-404). Parsed files are kept per artifact digest in a small in-process LRU, which holds bytes, never rights.
+404). The project's output (Workspace's copy of its newest build) answers the same for every member who may
+view the project. Parsed files are kept per artifact digest in a small in-process LRU, which holds bytes, never rights.
 """
 
 import io
@@ -27,6 +28,7 @@ from processing.api import synctex_parser as synctex
 from processing.blobs import blob_read
 from processing.exceptions import SyncTexNoMatch, SyncTexNotAvailable, SyncTexQueryInvalid, SyncTexUnreadable
 from processing.models import ProcessingArtifact, ProcessingJob
+from workspace import facade as workspace
 
 SYNCTEX_ROLE = "synctex"
 CACHED_FILES = 4
@@ -67,7 +69,7 @@ class InverseAnswerSerializer(serializers.Serializer):
 
 
 NOT_FOUND = error(
-    "`job_not_found`, `synctex_not_available` (no SyncTeX data: not a finished LaTeX build), "
+    "`job_not_found` (or `no_output`), `synctex_not_available` (no SyncTeX data: not a finished LaTeX build), "
     "`synctex_unreadable`, or `synctex_no_match`."
 )
 BAD_QUERY = error("`synctex_query_invalid`; `details` names the parameters.")
@@ -140,6 +142,17 @@ def job_synctex(*, user_id: int, job_id: uuid.UUID) -> tuple[synctex.SyncTexInde
     return index, synctex.synctex_input_paths(index.inputs, build_files(job))
 
 
+def output_synctex(*, user_id: int, project_id: uuid.UUID) -> tuple[synctex.SyncTexIndex, dict[int, str]]:
+    """The project output's parsed SyncTeX data and its inputs' project paths, for a member who may view the
+    project now (the output is everyone's: docs/architecture.md §7)."""
+    output = workspace.output_for(user_id=user_id, project_id=project_id)
+    file = output.files.get(SYNCTEX_ROLE)
+    if file is None:
+        raise SyncTexNotAvailable()
+    index = synctex_index_for(file.sha256, lambda: workspace.output_content_read(sha256=file.sha256))
+    return index, synctex.synctex_input_paths(index.inputs, [path for path, _ in output.documents])
+
+
 def query(serializer_class: type[serializers.Serializer], request) -> dict:
     serializer = serializer_class(data=request.query_params)
     if not serializer.is_valid():
@@ -147,40 +160,81 @@ def query(serializer_class: type[serializers.Serializer], request) -> dict:
     return serializer.validated_data
 
 
+def forward_answer(request, index: synctex.SyncTexIndex, paths: dict[int, str]) -> Response:
+    asked = query(ForwardQuerySerializer, request)
+    wanted = posixpath.normpath(asked["file"].lstrip("/"))
+    boxes = synctex.synctex_forward(index, [tag for tag, path in paths.items() if path == wanted], asked["line"])
+    if not boxes:
+        raise SyncTexNoMatch(details={"file": asked["file"], "line": asked["line"]})
+    return Response(ForwardAnswerSerializer({**asdict(boxes[0]), "boxes": boxes}).data)
+
+
+def inverse_answer(request, index: synctex.SyncTexIndex, paths: dict[int, str]) -> Response:
+    asked = query(InverseQuerySerializer, request)
+    found = synctex.synctex_inverse(index, asked["page"], asked["x"], asked["y"], paths)
+    if found is None:
+        raise SyncTexNoMatch(details={"page": asked["page"], "x": asked["x"], "y": asked["y"]})
+    return Response(InverseAnswerSerializer(found).data)
+
+
+FORWARD_SUMMARY = "Where a source line landed in the build's PDF"
+FORWARD_DESCRIPTION = (
+    "The box of the line's material on the first page it landed on, and all its boxes. A line that made "
+    f"nothing (blank, a comment) answers for the next line of the file that did. {COORDINATES}"
+)
+INVERSE_SUMMARY = "Which source line made a spot of the build's PDF"
+INVERSE_DESCRIPTION = f"The project file and line that typeset the point (x, y) of the page. {COORDINATES}"
+FORWARD_RESPONSES = {200: ForwardAnswerSerializer, **ERROR_RESPONSES, 400: BAD_QUERY, 404: NOT_FOUND}
+INVERSE_RESPONSES = {200: InverseAnswerSerializer, **ERROR_RESPONSES, 400: BAD_QUERY, 404: NOT_FOUND}
+
+
 class SyncTexForwardApi(APIView):
     @extend_schema(
         operation_id="processing_jobs_synctex_forward",
-        summary="Where a source line landed in the build's PDF",
-        description="The box of the line's material on the first page it landed on, and all its boxes. "
-        "A line that made nothing (blank, a comment) answers for the next line of the file that did. "
-        f"{COORDINATES}",
+        summary=FORWARD_SUMMARY,
+        description=FORWARD_DESCRIPTION,
         parameters=[ForwardQuerySerializer],
-        responses={200: ForwardAnswerSerializer, **ERROR_RESPONSES, 400: BAD_QUERY, 404: NOT_FOUND},
+        responses=FORWARD_RESPONSES,
         tags=["processing"],
     )
     def get(self, request, job_id: uuid.UUID):
-        asked = query(ForwardQuerySerializer, request)
-        index, paths = job_synctex(user_id=request.user.pk, job_id=job_id)
-        wanted = posixpath.normpath(asked["file"].lstrip("/"))
-        boxes = synctex.synctex_forward(index, [tag for tag, path in paths.items() if path == wanted], asked["line"])
-        if not boxes:
-            raise SyncTexNoMatch(details={"file": asked["file"], "line": asked["line"]})
-        return Response(ForwardAnswerSerializer({**asdict(boxes[0]), "boxes": boxes}).data)
+        return forward_answer(request, *job_synctex(user_id=request.user.pk, job_id=job_id))
 
 
 class SyncTexInverseApi(APIView):
     @extend_schema(
         operation_id="processing_jobs_synctex_inverse",
-        summary="Which source line made a spot of the build's PDF",
-        description=f"The project file and line that typeset the point (x, y) of the page. {COORDINATES}",
+        summary=INVERSE_SUMMARY,
+        description=INVERSE_DESCRIPTION,
         parameters=[InverseQuerySerializer],
-        responses={200: InverseAnswerSerializer, **ERROR_RESPONSES, 400: BAD_QUERY, 404: NOT_FOUND},
+        responses=INVERSE_RESPONSES,
         tags=["processing"],
     )
     def get(self, request, job_id: uuid.UUID):
-        asked = query(InverseQuerySerializer, request)
-        index, paths = job_synctex(user_id=request.user.pk, job_id=job_id)
-        found = synctex.synctex_inverse(index, asked["page"], asked["x"], asked["y"], paths)
-        if found is None:
-            raise SyncTexNoMatch(details={"page": asked["page"], "x": asked["x"], "y": asked["y"]})
-        return Response(InverseAnswerSerializer(found).data)
+        return inverse_answer(request, *job_synctex(user_id=request.user.pk, job_id=job_id))
+
+
+class OutputSyncTexForwardApi(APIView):
+    @extend_schema(
+        operation_id="project_output_synctex_forward",
+        summary=f"{FORWARD_SUMMARY} (the project's output)",
+        description=FORWARD_DESCRIPTION,
+        parameters=[ForwardQuerySerializer],
+        responses=FORWARD_RESPONSES,
+        tags=["projects"],
+    )
+    def get(self, request, project_id: uuid.UUID):
+        return forward_answer(request, *output_synctex(user_id=request.user.pk, project_id=project_id))
+
+
+class OutputSyncTexInverseApi(APIView):
+    @extend_schema(
+        operation_id="project_output_synctex_inverse",
+        summary=f"{INVERSE_SUMMARY} (the project's output)",
+        description=INVERSE_DESCRIPTION,
+        parameters=[InverseQuerySerializer],
+        responses=INVERSE_RESPONSES,
+        tags=["projects"],
+    )
+    def get(self, request, project_id: uuid.UUID):
+        return inverse_answer(request, *output_synctex(user_id=request.user.pk, project_id=project_id))

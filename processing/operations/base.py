@@ -84,5 +84,10 @@ class Operation:
         """Its input is a capture of the project; otherwise the request carries it (an upload)."""
         return self.job_class in ("project_build", "project_export")
 
+    @property
+    def publishes_output(self) -> bool:
+        """Its success becomes the project's output, which every member sees (docs/architecture.md §7)."""
+        return self.job_class == "project_build" and self.role("pdf") is not None
+
     def role(self, name: str) -> ResultRole | None:
         return next((role for role in self.result_roles if role.role == name), None)

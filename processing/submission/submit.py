@@ -23,7 +23,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from access import facade as access
-from processing import capabilities
+from processing import capabilities, project_outputs
 from processing.blobs import blob_put
 from processing.bundles import canonical_json
 from processing.configuration import Limits, distribution, limits
@@ -241,14 +241,30 @@ def job_queue_or_reuse(
     limit: Limits,
     captured: dict | None = None,
 ):
-    """Make a prepared job claimable (and wake idle workers), or finish it from a reusable result."""
+    """Make a prepared job claimable (and wake idle workers), or finish it from a reusable result.
+
+    A build finished from reuse is its project's output too; that output's files are made ready before the
+    transaction (no file I/O under the job's lock), for the source seen then: should another source be found
+    under the lock, the job is simply run."""
+    source_seen, output = None, None
+    if operation.publishes_output:
+        source_seen = reuse.reuse_source(operation, ProcessingJob.objects.get(pk=job_id), input_digest)
+        output = project_outputs.reused_output_prepared(source_seen) if source_seen is not None else None
     with transaction.atomic():
         job = ProcessingJob.objects.select_for_update().get(pk=job_id)
         if job.state != JobState.PREPARING:
             return  # cancelled or expired while preparing; its input bytes are left to the reaper
         source = reuse.reuse_source(operation, job, input_digest)
+        if source is not None and operation.publishes_output and (source_seen is None or source.pk != source_seen.pk):
+            source = None
         if source is not None:
             reuse.job_complete_from(job, source, blob_id=blob_id, input_digest=input_digest, captured=captured or {})
+            if output is not None:
+                job.captured = captured or {}
+                files, words = output
+                project_outputs.build_output_publish(
+                    job, files=files, words=words, diagnostics=source.diagnostics, log=source.diagnostic_log
+                )
             return
         now = timezone.now()
         job_transition(

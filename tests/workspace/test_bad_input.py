@@ -75,10 +75,12 @@ def test_a_nul_in_a_text_document_is_400_invalid_text_and_changes_nothing(owner_
     assert state() == before
 
 
-def test_invalid_utf8_in_a_text_document_is_refused(owner_client, project, state):
+def test_invalid_utf8_is_refused_where_the_client_asked_for_a_text_document(owner_client, project, state):
+    """A file merely named like text is kept in its own encoding (tests/workspace/test_legacy_encodings.py);
+    ``?kind=text`` asks for a live text document, which must be UTF-8."""
     before = state()
     response = owner_client.put(
-        f"/v1/projects/{project.pk}/files/broken.tex", b"ok \xff\xfe", content_type="text/plain"
+        f"/v1/projects/{project.pk}/files/broken.tex?kind=text", b"ok \xff\xfe", content_type="text/plain"
     )
     _assert_refused(response, 400, "invalid_utf8")
     assert state() == before

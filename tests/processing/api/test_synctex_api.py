@@ -224,3 +224,29 @@ def test_the_cache_holds_few_parsed_files_within_a_memory_budget(monkeypatch):
     monkeypatch.setattr(synctex_api, "CACHE_BYTES", 1)  # over budget, only the last one stays
     synctex_api.synctex_index_for("f", load)
     assert list(synctex_api._parsed) == ["f"]
+
+
+def test_a_viewer_finds_lines_both_ways_in_the_projects_output(api_client_for, owner, owner_client, latex_project):
+    viewer = UserFactory()
+    member_set(actor_id=owner.pk, project_id=latex_project.pk, username=viewer.username, role="viewer")
+    build_to_success(submit_build(owner_client, latex_project).json()["id"], pdf=built().pdf, synctex=built().synctex)
+    client, base = api_client_for(viewer), f"/v1/projects/{latex_project.pk}/output/synctex"
+    typeset = first_lines(built().pdf)["Paragraph 5 of one"]
+
+    box = client.get(f"{base}/forward", {"file": "chapters/two.tex", "line": 7})
+    spot = client.get(f"{base}/inverse", {"page": typeset.page, "x": typeset.x + 3, "y": typeset.baseline - 3})
+
+    assert box.status_code == 200, box.content
+    assert box.json()["page"] == first_lines(built().pdf)["Paragraph 2 of two"].page
+    assert spot.json() == {"file": "chapters/one.tex", "line": 16}
+    member_remove(actor_id=owner.pk, project_id=latex_project.pk, username=viewer.username)
+    assert client.get(f"{base}/forward", {"file": "chapters/two.tex", "line": 7}).status_code == 404
+
+
+def test_an_output_without_synctex_data_says_so(owner_client, latex_project):
+    build_to_success(submit_build(owner_client, latex_project).json()["id"], pdf=built().pdf)
+
+    forward_url = f"/v1/projects/{latex_project.pk}/output/synctex/forward"
+    response = owner_client.get(forward_url, {"file": "main.tex", "line": 4})
+
+    assert (response.status_code, response.json()["error"]["code"]) == (404, "synctex_not_available")

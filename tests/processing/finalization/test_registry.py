@@ -6,6 +6,7 @@ from django.core.management.base import SystemCheckError
 
 from library.services.indexing import index_library_version
 from processing.finalization.artifacts import publish_artifacts
+from processing.finalization.builds import publish_build
 from processing.finalization.provisioning import provision_imported_project
 from processing.finalization.registry import FINALIZERS, FinalizerMissing, finalizer_for, finalizer_register
 from processing.operations import REGISTRY
@@ -15,8 +16,8 @@ def test_every_operation_has_the_finalizer_of_its_kind():
     finishing = {name: finalizer_for(name) for name in REGISTRY}
 
     assert finishing == {
-        "latex.compile.pdf/v1": publish_artifacts,
-        "typst.compile.pdf/v1": publish_artifacts,
+        "latex.compile.pdf/v1": publish_build,
+        "typst.compile.pdf/v1": publish_build,
         "typst.export.pptx/v1": publish_artifacts,
         "test.echo/v1": publish_artifacts,
         "pptx.import.typst/v1": provision_imported_project,

@@ -1,0 +1,110 @@
+"""Creating, configuring and deleting projects."""
+
+import uuid
+
+from django.db import transaction
+from django.utils import timezone
+
+from access import facade as access
+from workspace.exceptions import InvalidSettings
+from workspace.models import Compiler, Project, ProjectType
+from workspace.paths import path_normalize
+from workspace.services.content import content_commit, fence_enter, project_mutated, text_prepare
+from workspace.starters import DEFAULT_ENTRY, STARTERS
+
+
+def settings_validate(project_type: str, entry_path: str, compiler: str) -> tuple[str, str]:
+    entry_path = path_normalize(entry_path)
+    expected_suffix = ".tex" if project_type == ProjectType.LATEX else ".typ"
+    if not entry_path.endswith(expected_suffix):
+        raise InvalidSettings(f"The entry file of a {project_type} project must end in {expected_suffix}.")
+    if project_type == ProjectType.TYPST:
+        if compiler:
+            raise InvalidSettings("Typst projects have no compiler setting.")
+        return entry_path, ""
+    compiler = compiler or Compiler.PDFLATEX
+    if compiler not in Compiler.values:
+        raise InvalidSettings(f"Unknown compiler {compiler!r}.", details={"allowed": Compiler.values})
+    return entry_path, compiler
+
+
+def project_name_clean(name: str) -> str:
+    name = name.strip()
+    if not name:
+        raise InvalidSettings("A project needs a name.")
+    limit = Project._meta.get_field("name").max_length
+    if len(name) > limit:
+        raise InvalidSettings(f"A project name has at most {limit} characters.", details={"limit": limit})
+    return name
+
+
+def project_create(
+    *,
+    actor_id: int,
+    name: str,
+    project_type: str,
+    entry_path: str | None = None,
+    compiler: str | None = None,
+    starter: bool = False,
+) -> Project:
+    """Create a project owned by ``actor_id``, optionally with starter content that compiles."""
+    if project_type not in ProjectType.values:
+        raise InvalidSettings(f"Unknown project type {project_type!r}.", details={"allowed": ProjectType.values})
+    name = project_name_clean(name)
+    entry_path, compiler = settings_validate(project_type, entry_path or DEFAULT_ENTRY[project_type], compiler or "")
+    starter_files = (
+        [text_prepare(path=path, text=text) for path, text in STARTERS[project_type].items()] if starter else []
+    )
+    with transaction.atomic(durable=True):
+        project = Project.objects.create(
+            name=name,
+            type=project_type,
+            entry_path=entry_path,
+            compiler=compiler,
+            created_by_id=actor_id,
+            content_changed_at=timezone.now(),
+        )
+        access.grant_owner(project_id=project.pk, user_id=actor_id)
+        for prepared in starter_files:
+            content_commit(project_id=project.pk, prepared=prepared)
+        project.refresh_from_db()
+        return project
+
+
+def project_update(
+    *,
+    actor_id: int,
+    project_id: uuid.UUID,
+    name: str | None = None,
+    entry_path: str | None = None,
+    compiler: str | None = None,
+) -> Project:
+    """Change a project's name or build settings; settings changes bump the generation."""
+    access.permission_require(user_id=actor_id, project_id=project_id, permission=access.Permission.EDIT)
+    with transaction.atomic(durable=True):
+        project = fence_enter(project_id)
+        new_entry, new_compiler = settings_validate(
+            project.type,
+            entry_path if entry_path is not None else project.entry_path,
+            compiler if compiler is not None else project.compiler,
+        )
+        fields = []
+        if name is not None:
+            project.name = project_name_clean(name)
+            fields.append("name")
+        if (new_entry, new_compiler) != (project.entry_path, project.compiler):
+            project.entry_path, project.compiler = new_entry, new_compiler
+            fields += ["entry_path", "compiler"]
+            project_mutated(project, timezone.now())
+        if fields:
+            project.save(update_fields=fields)
+        return project
+
+
+def project_delete(*, actor_id: int, project_id: uuid.UUID) -> None:
+    """Delete a project, its files and grants. Content bytes stay (content is shared by digest)."""
+    access.permission_require(user_id=actor_id, project_id=project_id, permission=access.Permission.DELETE)
+    with transaction.atomic(durable=True):
+        project = fence_enter(project_id)
+        access.grants_delete_for_project(project_id=project.pk)
+        project.delete()
