@@ -31,6 +31,8 @@ from processing.api.views import (
     ProjectCapabilitiesApi,
 )
 from quire_wire import PROTOCOL_PREFIX
+from workspace.api.archives import ProjectArchiveApi, ProjectFromArchiveApi
+from workspace.api.folders import FolderCreateApi, FolderDetailApi
 from workspace.api.outputs import ProjectOutputApi, ProjectOutputDiagnosticsApi, ProjectOutputFileApi
 from workspace.api.views import FileDetailApi, FileListApi, ProjectDetailApi, ProjectListCreateApi
 
@@ -40,12 +42,16 @@ OFFICE_FILE = f"{PROJECT}/files/<office_path:path>"
 
 api_v1 = [
     path("v1/projects", ProjectListCreateApi.as_view(), name="projects"),
+    path("v1/projects/archive", ProjectFromArchiveApi.as_view(), name="projects-from-archive"),
     path(PROJECT, ProjectDetailApi.as_view(), name="project"),
     path(f"{PROJECT}/files", FileListApi.as_view(), name="project-files"),
     # Before the generic file route; they claim only `<an Office file>/preview.pdf|inspection`.
     path(f"{OFFICE_FILE}/preview.pdf", FilePreviewApi.as_view(), name="project-file-preview"),
     path(f"{OFFICE_FILE}/inspection", FileInspectionApi.as_view(), name="project-file-inspection"),
     path(f"{PROJECT}/files/<path:path>", FileDetailApi.as_view(), name="project-file"),
+    path(f"{PROJECT}/archive", ProjectArchiveApi.as_view(), name="project-archive"),
+    path(f"{PROJECT}/folders", FolderCreateApi.as_view(), name="project-folders"),
+    path(f"{PROJECT}/folders/<path:path>", FolderDetailApi.as_view(), name="project-folder"),
     path(f"{PROJECT}/members", MemberListApi.as_view(), name="project-members"),
     path(f"{PROJECT}/members/<str:username>", MemberDeleteApi.as_view(), name="project-member"),
     path(f"{PROJECT}/documents/<path:path>/updates", DocumentUpdateApi.as_view(), name="document-updates"),

@@ -18,7 +18,8 @@ from workspace import limits
 from workspace.exceptions import InvalidBundle, WorkspaceError
 from workspace.models import Project, ProjectFile, ProjectFolder, ProjectType
 from workspace.paths import path_ancestors
-from workspace.services import PreparedContent, content_prepare, settings_validate, text_content_store
+from workspace.services.content import PreparedContent, content_prepare, text_content_store
+from workspace.services.projects import settings_validate
 from workspace.tree import FILE, FOLDER, PathTree
 
 
@@ -29,12 +30,20 @@ class PreparedProject:
     entry_path: str
     compiler: str
     files: tuple[PreparedContent, ...]
+    folders: tuple[str, ...] = ()
 
 
 def provision_prepare(
-    *, name: str, project_type: str, entry_path: str, files: list[tuple[str, bytes]], compiler: str = ""
+    *,
+    name: str,
+    project_type: str,
+    entry_path: str,
+    files: list[tuple[str, bytes]],
+    compiler: str = "",
+    folders: list[str] = (),
 ) -> PreparedProject:
-    """Validate a candidate project (paths, counts, sizes, kinds, entry) and store its asset bytes."""
+    """Validate a candidate project (paths, counts, sizes, kinds, entry) and store its asset bytes; ``folders``
+    are made too, empty or not."""
     if project_type not in ProjectType.values:
         raise InvalidBundle(f"Unknown project type {project_type!r}.")
     if len(files) > limits.max_files_per_project():
@@ -47,6 +56,9 @@ def provision_prepare(
     paths = [item.path for item in prepared]
     tree = PathTree([], [])
     try:
+        for folder in folders:
+            for missing in [*tree.folders_missing_for(folder), folder]:
+                tree.add(missing, FOLDER)
         for path in paths:
             for folder in tree.folders_missing_for(path):
                 tree.add(folder, FOLDER)
@@ -59,7 +71,10 @@ def provision_prepare(
     if entry_path not in set(paths):
         raise InvalidBundle("The bundle's entry file is missing.", details={"entry_path": entry_path})
     clean_name = (name or "").strip()[:200] or "Imported project"
-    return PreparedProject(clean_name, project_type, entry_path, compiler, prepared)
+    made = sorted(
+        {folder for path in [*paths, *(f"{folder}/x" for folder in folders)] for folder in path_ancestors(path)}
+    )
+    return PreparedProject(clean_name, project_type, entry_path, compiler, prepared, tuple(made))
 
 
 def provision_commit(*, prepared: PreparedProject, owner_id: int) -> uuid.UUID:
@@ -80,8 +95,7 @@ def provision_commit(*, prepared: PreparedProject, owner_id: int) -> uuid.UUID:
     access.grant_owner(project_id=project.pk, user_id=owner_id)
     for item in prepared.files:
         text_content_store(item)
-    folders = sorted({folder for item in prepared.files for folder in path_ancestors(item.path)})
-    ProjectFolder.objects.bulk_create([ProjectFolder(project=project, path=folder) for folder in folders])
+    ProjectFolder.objects.bulk_create([ProjectFolder(project=project, path=folder) for folder in prepared.folders])
     ProjectFile.objects.bulk_create(
         [
             ProjectFile(

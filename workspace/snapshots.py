@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from workspace.exceptions import WorkspaceError
 from workspace.models import FileKind, ProjectFile, SnapshotPin, TextContent
-from workspace.services import fence_enter
+from workspace.services.content import fence_enter
 from workspace.storage import asset_storage
 
 DEFAULT_PIN_TTL = timedelta(hours=2)

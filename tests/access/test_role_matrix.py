@@ -1,3 +1,6 @@
+import io
+import zipfile
+
 import pytest
 
 from access.models import ApiToken
@@ -25,6 +28,7 @@ READ = [
     ("get", "/v1/projects/{id}/files"),
     ("get", "/v1/projects/{id}/files/main.tex"),
     ("get", "/v1/projects/{id}/members"),
+    ("get", "/v1/projects/{id}/archive"),
 ]
 
 
@@ -51,13 +55,32 @@ def _write(client, project, action: str):
         "settings": lambda: client.patch(url, {"name": "renamed"}, format="json"),
         "add_member": lambda: client.post(f"{url}/members", {"username": "nobody", "role": "viewer"}, format="json"),
         "delete_project": lambda: client.delete(url),
+        "make_folder": lambda: client.post(f"{url}/folders", {"path": "new"}, format="json"),
+        "unpack_zip": lambda: client.post(f"{url}/archive", _one_file_zip(), content_type="application/zip"),
     }[action]()
 
 
-EDITOR_ALLOWED = {"put_file", "delete_file", "move_file", "settings"}
+def _one_file_zip() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("z.tex", "hi")
+    return buffer.getvalue()
 
 
-@pytest.mark.parametrize("action", ["put_file", "delete_file", "move_file", "settings", "add_member", "delete_project"])
+EDITOR_ALLOWED = {"put_file", "delete_file", "move_file", "settings", "make_folder", "unpack_zip"}
+WRITES = [
+    "put_file",
+    "delete_file",
+    "move_file",
+    "settings",
+    "add_member",
+    "delete_project",
+    "make_folder",
+    "unpack_zip",
+]
+
+
+@pytest.mark.parametrize("action", WRITES)
 @pytest.mark.parametrize("role", ["editor", "viewer"])
 def test_write_actions_follow_the_role(member_client, project, role, action):
     generation = project.generation
@@ -71,7 +94,9 @@ def test_write_actions_follow_the_role(member_client, project, role, action):
         assert project.generation == generation
 
 
-@pytest.mark.parametrize("action", ["put_file", "delete_file", "settings", "delete_project"])
+@pytest.mark.parametrize(
+    "action", ["put_file", "delete_file", "settings", "delete_project", "make_folder", "unpack_zip"]
+)
 def test_non_member_writes_are_404(api_client_for, project, action):
     response = _write(api_client_for(UserFactory()), project, action)
     assert response.status_code == 404

@@ -14,11 +14,12 @@ from config.http.parsers import BoundedJSONParser, RawBodyParser
 from config.http.preconditions import if_match_number
 from workspace import limits, selectors, services
 from workspace.api.serializers import (
-    FileMoveInputSerializer,
+    FileChangeInputSerializer,
     FileOutputSerializer,
     ProjectCreateInputSerializer,
     ProjectOutputSerializer,
     ProjectUpdateInputSerializer,
+    TreeEntrySerializer,
 )
 from workspace.downloads import file_response
 from workspace.models import FileKind
@@ -89,12 +90,23 @@ class ProjectDetailApi(APIView):
 class FileListApi(APIView):
     @extend_schema(
         operation_id="project_files_list",
-        responses={200: FileOutputSerializer(many=True), **ERROR_RESPONSES},
+        description="The project's tree: every folder (`kind: folder`, empty ones included) and file, each folder "
+        "before what is in it.",
+        responses={200: TreeEntrySerializer(many=True), **ERROR_RESPONSES},
         tags=["files"],
     )
     def get(self, request, project_id: uuid.UUID):
         selectors.project_for(user_id=request.user.pk, project_id=project_id)
-        return Response(FileOutputSerializer(selectors.files_of(project_id=project_id), many=True).data)
+        files = FileOutputSerializer(selectors.files_of(project_id=project_id), many=True).data
+        folders = [
+            {
+                "path": path,
+                "kind": "folder",
+                **dict.fromkeys(["id", "encoding", "size", "sha256", "version", "updated_at"]),
+            }
+            for path in selectors.folders_of(project_id=project_id)
+        ]
+        return Response(sorted([*folders, *files], key=lambda entry: entry["path"].split("/")))
 
 
 KIND_PARAMETER = OpenApiParameter(
@@ -167,20 +179,22 @@ class FileDetailApi(APIView):
 
     @extend_schema(
         operation_id="project_files_move",
-        request=FileMoveInputSerializer,
+        request=FileChangeInputSerializer,
         responses={200: FileOutputSerializer, **FILE_WRITE_ERRORS},
+        description="Rename or move the file (`path`; the folders it needs are made, its live editors stay "
+        "open), and/or convert a text file kept in another encoding to UTF-8 (`encoding: utf-8`; a declaration "
+        "such as `\\usepackage[latin1]{inputenc}` is rewritten to `[utf8]`).",
         tags=["files"],
     )
     def patch(self, request, project_id: uuid.UUID, path: str):
-        payload = FileMoveInputSerializer(data=request.data)
+        payload = FileChangeInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        file = services.file_move(
-            actor_id=request.user.pk,
-            project_id=project_id,
-            path=path,
-            new_path=payload.validated_data["path"],
-        )
-        return Response(FileOutputSerializer(file).data)
+        change, actor = payload.validated_data, request.user.pk
+        if change.get("encoding"):
+            path = services.file_convert_to_utf8(actor_id=actor, project_id=project_id, path=path).path
+        if change.get("path"):
+            path = services.file_move(actor_id=actor, project_id=project_id, path=path, new_path=change["path"]).path
+        return Response(FileOutputSerializer(selectors.file_at(project_id=project_id, path=path)).data)
 
     @extend_schema(
         operation_id="project_files_destroy",

@@ -1,6 +1,7 @@
 """Every change to a project, each in its own short transaction under the project fence (see
 ``workspace/services/content.py``): files, folders, batches of both, projects, and their published output."""
 
+from workspace.services.archives import Unpacked, archive_unpack, entry_detect, project_archive, project_from_archive
 from workspace.services.batches import BatchWritten, files_write_batch
 from workspace.services.content import (
     PreparedContent,
@@ -34,8 +35,11 @@ __all__ = [
     "FolderChanged",
     "OutputFile",
     "PreparedContent",
+    "Unpacked",
+    "archive_unpack",
     "content_commit",
     "content_prepare",
+    "entry_detect",
     "fence_enter",
     "file_convert_to_utf8",
     "file_delete",
@@ -48,8 +52,10 @@ __all__ = [
     "output_content_present",
     "output_content_store",
     "output_publish",
+    "project_archive",
     "project_create",
     "project_delete",
+    "project_from_archive",
     "project_name_clean",
     "project_update",
     "settings_validate",

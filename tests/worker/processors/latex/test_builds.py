@@ -207,3 +207,16 @@ def test_a_worker_without_latexmk_says_so():
     texlive = TexLive(release="2022", banner="TeX Live 2022", latexmk_version=None, missing=("latexmk",))
 
     assert "latexmk" in LatexProcessor(texlive).unavailable_reason()
+
+
+def test_a_latin1_source_builds_from_its_own_bytes(bundle, build):
+    """A legacy-encoded file is stored byte for byte (tests/workspace/test_legacy_encodings.py) and builds as it
+    did on its author's machine."""
+    source = article(
+        "Ärger über Öl in Köln, naïve café.", preamble="\\usepackage[T1]{fontenc}\n\\usepackage[latin1]{inputenc}\n"
+    )
+    bundle({"main.tex": source.encode("latin-1")})
+
+    result = build()
+
+    assert "Ärger über Öl in Köln, naïve café." in unicodedata.normalize("NFC", pdf_text(output_of(result, "pdf").path))
