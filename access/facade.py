@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from access import selectors, services
 from access.exceptions import ActionForbidden, ProjectNotFound
 from access.models import Permission, Role, role_permits
+from access.signals import members_changed
 
 __all__ = [
     "ActionForbidden",
@@ -17,6 +18,7 @@ __all__ = [
     "grant_owner",
     "grants_delete_for_project",
     "member_set",
+    "members_changed",
     "members_of",
     "permission_check",
     "permission_held_sql",

@@ -14,6 +14,7 @@ from access.exceptions import (
     UserNotFound,
 )
 from access.models import ApiToken, Permission, ProjectGrant, Role, role_permits
+from access.signals import members_changed_on_commit
 from access.tokens import token_generate
 
 
@@ -48,6 +49,7 @@ def member_set(*, actor_id: int, project_id: uuid.UUID, username: str, role: str
 
 def _grant_or_change(*, project_id: uuid.UUID, user, role: str) -> tuple[ProjectGrant, bool]:
     with transaction.atomic():
+        members_changed_on_commit(project_id=project_id)
         grants = list(ProjectGrant.objects.select_for_update().filter(project_id=project_id))
         existing = next((grant for grant in grants if grant.user_id == user.pk), None)
         if existing is None:
@@ -71,6 +73,7 @@ def member_remove(*, actor_id: int, project_id: uuid.UUID, username: str) -> Non
         if target.role == Role.OWNER:
             _require_another_owner(grants, target)
         target.delete()
+        members_changed_on_commit(project_id=project_id)
 
 
 def _require_another_owner(grants: list[ProjectGrant], leaving: ProjectGrant) -> None:
@@ -80,6 +83,7 @@ def _require_another_owner(grants: list[ProjectGrant], leaving: ProjectGrant) ->
 
 def grants_delete_for_project(*, project_id: uuid.UUID) -> None:
     ProjectGrant.objects.filter(project_id=project_id).delete()
+    members_changed_on_commit(project_id=project_id)
 
 
 def token_create(*, user_id: int, name: str) -> tuple[ApiToken, str]:

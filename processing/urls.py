@@ -16,6 +16,7 @@ urlpatterns = [
     path("tasks/<uuid:job_id>/rebuild", views.task_rebuild, name="task-rebuild"),
     path("tasks/<uuid:job_id>/build-log", build_views.job_build_log, name="build-log"),
     path("projects/<uuid:project_id>/processing/build-status", build_views.project_build_status, name="build-status"),
+    path("projects/<uuid:project_id>/processing/output-log", build_views.project_output_log, name="output-log"),
     path("projects/<uuid:project_id>/processing/actions", views.project_actions, name="project-actions"),
     path("projects/<uuid:project_id>/processing/build", views.build_submit, name="build"),
     path("projects/<uuid:project_id>/processing/export/pptx", views.export_pptx_submit, name="export-pptx"),

@@ -63,3 +63,20 @@ def database_quiet(*, timeout: float = 10.0) -> None:
             if cursor.fetchone()[0] == 0:
                 return
         time.sleep(0.05)
+
+
+def pane_shows(page: Page, words: str, *, page_number: int = 1, timeout_ms: int = 90_000) -> None:
+    """Wait until the PDF pane's document has ``words`` on the given page (its text as PDF.js reads it).
+
+    Polled here with ``evaluate``, which waits for the page's promise (a predicate returning one would count as
+    true at once)."""
+    reading = """async ([words, number]) => {
+        const pane = window.quirePdf;
+        if (!pane || !pane.view.document || pane.view.elements.length < number) return false;
+        return (await pane.view.pageText(number)).includes(words);
+    }"""
+    for _ in range(timeout_ms // 100):
+        if page.evaluate(reading, [words, page_number]):
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError(f"the PDF pane never showed {words!r} on page {page_number}")

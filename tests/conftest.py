@@ -100,6 +100,29 @@ def live_quire(django_db_setup, django_db_blocker, tmp_path_factory):
         yield url
 
 
+@pytest.fixture(scope="session")
+def channel_layer_of_tests(django_db_setup):
+    """This process's channel layer on the test database, where the live servers a test starts have theirs: a
+    change this process makes (a grant, a build finished here) reaches their pages as it would from any process
+    that is not a server (the maintenance loop, a management command). Settings name the database before the
+    test database exists."""
+    from channels.layers import channel_layers
+    from django.conf import settings
+    from django.db import connection
+
+    config = settings.CHANNEL_LAYERS["default"].get("CONFIG", {})
+    before = config.get("NAME")
+    if before is not None:
+        config["NAME"] = connection.settings_dict["NAME"]
+        channel_layers.backends.clear()
+        settings.COLLAB_EVENTS_FROM_OTHER_PROCESSES = True  # the layer names the test database from here on
+    yield
+    settings.COLLAB_EVENTS_FROM_OTHER_PROCESSES = False
+    if before is not None:
+        config["NAME"] = before
+        channel_layers.backends.clear()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _queue_listener_closed_at_the_end(django_db_setup):
     """Acquires served in this process start a LISTEN connection; close it before the test database is dropped."""

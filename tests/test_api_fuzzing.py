@@ -61,7 +61,9 @@ def _public_schema() -> dict:
     return SchemaGenerator().get_schema(request=None, public=True)
 
 
-@schemathesis.serializer("application/vnd.openxmlformats-officedocument.presentationml.presentation", "application/pdf")
+@schemathesis.serializer(
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation", "application/pdf", "application/zip"
+)
 def _raw_bytes(context, value) -> bytes:
     return value if isinstance(value, bytes) else str(value).encode()
 

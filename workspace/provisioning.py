@@ -18,7 +18,7 @@ from workspace import limits
 from workspace.exceptions import InvalidBundle, WorkspaceError
 from workspace.models import Project, ProjectFile, ProjectFolder, ProjectType
 from workspace.paths import path_ancestors
-from workspace.services.content import PreparedContent, content_prepare, text_content_store
+from workspace.services.content import PreparedContent, contents_prepare, text_contents_store
 from workspace.services.projects import settings_validate
 from workspace.tree import FILE, FOLDER, PathTree
 
@@ -50,7 +50,7 @@ def provision_prepare(
         raise InvalidBundle("The bundle has more files than a project may hold.")
     try:
         entry_path, compiler = settings_validate(project_type, entry_path, compiler)
-        prepared = tuple(content_prepare(path=path, data=data) for path, data in files)
+        prepared = tuple(contents_prepare(files))
     except WorkspaceError as exc:
         raise InvalidBundle(exc.message, details=exc.details) from exc
     paths = [item.path for item in prepared]
@@ -93,8 +93,7 @@ def provision_commit(*, prepared: PreparedProject, owner_id: int) -> uuid.UUID:
         total_bytes=sum(item.size_bytes for item in prepared.files),
     )
     access.grant_owner(project_id=project.pk, user_id=owner_id)
-    for item in prepared.files:
-        text_content_store(item)
+    text_contents_store(list(prepared.files))
     ProjectFolder.objects.bulk_create([ProjectFolder(project=project, path=folder) for folder in prepared.folders])
     ProjectFile.objects.bulk_create(
         [

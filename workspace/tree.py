@@ -81,10 +81,8 @@ class PathTree:
     def remove(self, path: str) -> None:
         self._entries.pop(_key(path), None)
 
-    def under(self, folder: str) -> list[tuple[str, str]]:
-        """Every (path, kind) inside ``folder``, at any depth."""
-        prefix = folder + "/"
-        return [entry for entry in self._entries.values() if entry[0].startswith(prefix)]
+    def folders(self) -> list[str]:
+        return [path for path, kind in self._entries.values() if kind == FOLDER]
 
 
 def _clash(path: str, existing: str) -> dict:

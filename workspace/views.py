@@ -4,7 +4,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -12,9 +12,12 @@ from django.views.decorators.http import require_POST
 from access import facade as access
 from config.errors import NotFound, QuireError
 from config.http.body_limits import body_limit
+from config.http.errors import error_body
 from config.http.ui import back_to, form_action
 from workspace import limits, selectors, services, tabs
+from workspace.archives import max_archive_bytes
 from workspace.downloads import file_response
+from workspace.encodings import encoding_label
 from workspace.exceptions import InvalidSettings
 from workspace.models import Compiler, FileKind, ProjectType
 from workspace.paths import path_ancestors
@@ -26,20 +29,36 @@ class TreeRow:
     name: str
     path: str
     is_folder: bool
-    kind: str = ""
+    kind: str = "folder"
+    file_id: int | None = None
+    encoding: str = ""
+    files: int = 0  # for a folder: how many files are in it, at any depth (deleting it says so)
 
 
-def tree_rows(paths_and_kinds: list[tuple[str, str]]) -> list[TreeRow]:
-    """Flatten sorted file paths into rows with a folder row before each folder's first file."""
-    rows: list[TreeRow] = []
-    seen_folders: set[str] = set()
-    for path, kind in sorted(paths_and_kinds, key=lambda item: item[0].split("/")):
-        for depth, folder in enumerate(path_ancestors(path)):
-            if folder not in seen_folders:
-                seen_folders.add(folder)
-                rows.append(TreeRow(depth, folder.rsplit("/", 1)[-1], folder, True))
-        rows.append(TreeRow(path.count("/"), path.rsplit("/", 1)[-1], path, False, kind))
-    return rows
+def tree_rows(files: list, folders: list[str]) -> list[TreeRow]:
+    """The tree as rows, each folder before what is in it (``files``: ProjectFile rows)."""
+    inside = {folder: 0 for folder in folders}
+    for file in files:
+        for folder in path_ancestors(file.path):
+            inside[folder] = inside.get(folder, 0) + 1
+    rows = [
+        TreeRow(path.count("/"), path.rsplit("/", 1)[-1], path, True, files=count) for path, count in inside.items()
+    ]
+    rows += [
+        TreeRow(file.path.count("/"), file.path.rsplit("/", 1)[-1], file.path, False, file.kind, file.pk, file.encoding)
+        for file in files
+    ]
+    return sorted(rows, key=lambda row: row.path.split("/"))
+
+
+def _tree_context(request, project) -> dict:
+    files = selectors.files_of(project_id=project.pk)
+    return {
+        "project": project,
+        "files": files,
+        "tree": tree_rows(files, selectors.folders_of(project_id=project.pk)),
+        "can_edit": access.permission_check(user_id=request.user.pk, project_id=project.pk, permission="edit"),
+    }
 
 
 def _project_url(request, project_id: uuid.UUID, **_) -> str:
@@ -84,51 +103,149 @@ def project_new(request):
 @login_required
 def project_detail(request, project_id: uuid.UUID):
     project = _project_or_404(request, project_id)
-    files = selectors.files_of(project_id=project.pk)
+    context = _tree_context(request, project)
+    files = context["files"]
     selected_path = request.GET.get("file") or project.entry_path
     selected = next((file for file in files if file.path == selected_path), None)
     if selected is not None and selected.kind == FileKind.TEXT:
         selected = selectors.file_current(project_id=project.pk, path=selected.path)
     role = access.role_of(user_id=request.user.pk, project_id=project.pk)
-    context = {
-        "project": project,
-        "files": files,
-        "tree": tree_rows([(file.path, file.kind) for file in files]),
-        "selected": selected,
-        "selected_text": selectors.text_of(selected) if selected and selected.kind == FileKind.TEXT else None,
-        "role": role,
-        "can_edit": access.permission_check(user_id=request.user.pk, project_id=project.pk, permission="edit"),
-        "can_manage": access.permission_check(
-            user_id=request.user.pk, project_id=project.pk, permission="manage_members"
-        ),
-        "members": access.members_of(project_id=project.pk),
-        "roles": access.Role.choices,
-        "compilers": Compiler.choices,
-        "tab": request.GET.get("tab", "files"),
-        "extra_tabs": tabs.project_tabs(),
-    }
+    context.update(
+        {
+            "selected": selected,
+            "selected_id": selected.pk if selected else None,
+            "selected_text": _readable_text(selected),
+            "role": role,
+            "can_manage": access.permission_check(
+                user_id=request.user.pk, project_id=project.pk, permission="manage_members"
+            ),
+            "members": access.members_of(project_id=project.pk),
+            "roles": access.Role.choices,
+            "compilers": Compiler.choices,
+            "tab": request.GET.get("tab", "files"),
+            "extra_tabs": tabs.project_tabs(),
+        }
+    )
     contributed = tabs.project_tab(context["tab"])
     if contributed is not None:
         context["tab_html"] = contributed.render(request, project.pk)
     return render(request, "workspace/project_detail.html", context)
 
 
+def _readable_text(file) -> str | None:
+    """A text document's text, or a legacy-encoded file's decoded (it is shown read-only); None otherwise."""
+    if file is None:
+        return None
+    if file.kind == FileKind.TEXT:
+        return selectors.text_of(file)
+    if file.encoding and file.size_bytes <= limits.max_text_bytes() * 4:
+        return selectors.file_bytes(file).decode(file.encoding, errors="replace")
+    return None
+
+
+@login_required
+def project_tree(request, project_id: uuid.UUID):
+    """The tree alone, for the page to show again when the project's events say it changed."""
+    project = _project_or_404(request, project_id)
+    context = _tree_context(request, project)
+    selected = request.GET.get("selected", "")
+    context["selected_id"] = int(selected) if selected.isdigit() else None
+    return render(request, "workspace/tree.html#tree", context)
+
+
 @body_limit(limits.max_project_bytes, form=True)
 @login_required
 @require_POST
-@form_action(_project_url)
 def file_upload(request, project_id: uuid.UUID):
+    """Files picked or dropped on the tree, into a folder, in one change (a ``.zip`` among them is unpacked
+    there). A script asks for JSON (``Accept: application/json``) and gets the API's error shape, 409
+    ``archive_conflicts`` included, which it may answer by sending ``overwrite=1``; a plain form is redirected."""
+    wants_json = "application/json" in request.headers.get("Accept", "")
+    try:
+        written = _uploads_written(request, project_id)
+    except NotFound as exc:
+        if wants_json:
+            return JsonResponse(error_body(exc.code, exc.message, exc.details), status=404)
+        raise Http404(exc.message) from exc
+    except QuireError as exc:
+        if wants_json:
+            return JsonResponse(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+        messages.error(request, exc.message)
+        return redirect(_project_url(request, project_id))
+    if wants_json:
+        return JsonResponse({"written": [file.path for file in written], "legacy_encoded": _legacy(written)})
+    messages.success(request, f"Uploaded {len(written)} file{'s' if len(written) != 1 else ''}.")
+    return redirect(_file_url(project_id, written[-1].path) if written else _project_url(request, project_id))
+
+
+def _uploads_written(request, project_id: uuid.UUID) -> list:
     folder = (request.POST.get("folder") or "").strip().strip("/")
+    overwrite = request.POST.get("overwrite") in ("1", "true")
     uploads = request.FILES.getlist("files")
     if not uploads:
         raise InvalidSettings("Choose at least one file to upload.")
-    last_path = None
-    for upload in uploads:
-        path = f"{folder}/{upload.name}" if folder else upload.name
-        file, _ = services.file_write(actor_id=request.user.pk, project_id=project_id, path=path, data=upload.read())
-        last_path = file.path
-    messages.success(request, f"Uploaded {len(uploads)} file{'s' if len(uploads) != 1 else ''}.")
-    return redirect(_file_url(project_id, last_path))
+    archives = [upload for upload in uploads if upload.name.lower().endswith(".zip")]
+    plain = [
+        (f"{folder}/{upload.name}" if folder else upload.name, upload.read())
+        for upload in uploads
+        if upload not in archives
+    ]
+    written = []
+    if plain:
+        batch = services.files_write_batch(
+            actor_id=request.user.pk, project_id=project_id, files=plain, overwrite=overwrite
+        )
+        written += batch.files
+    for archive in archives:
+        unpacked = services.archive_unpack(
+            actor_id=request.user.pk, project_id=project_id, data=archive.read(), into=folder, overwrite=overwrite
+        )
+        written += unpacked.written.files
+    return written
+
+
+def _legacy(files) -> list[dict]:
+    return [
+        {"path": file.path, "encoding": file.encoding, "label": encoding_label(file.encoding)}
+        for file in files
+        if file.encoding
+    ]
+
+
+@login_required
+@require_POST
+@form_action(_project_url)
+def folder_new(request, project_id: uuid.UUID):
+    made = services.folder_create(actor_id=request.user.pk, project_id=project_id, path=request.POST.get("path", ""))
+    messages.success(request, f"Made the folder {made.path}/.")
+    return redirect(_project_url(request, project_id))
+
+
+@login_required
+@require_POST
+@form_action(_project_url)
+def file_convert(request, project_id: uuid.UUID):
+    """Convert a text file kept in another encoding to UTF-8 (a live text document from then on)."""
+    file = services.file_convert_to_utf8(
+        actor_id=request.user.pk, project_id=project_id, path=request.POST.get("path", "")
+    )
+    messages.success(request, f"Converted {file.path} to UTF-8.")
+    return redirect(_file_url(project_id, file.path))
+
+
+@body_limit(lambda: max_archive_bytes(), form=True)
+@login_required
+@require_POST
+@form_action(lambda request, **_: reverse("workspace:project-new"))
+def project_from_zip(request):
+    """New project → Upload a project (.zip)."""
+    upload = request.FILES.get("archive")
+    if upload is None:
+        raise InvalidSettings("Choose a .zip file to upload.")
+    name = request.POST.get("name", "").strip() or upload.name.rsplit(".", 1)[0]
+    project_id, _ = services.project_from_archive(actor_id=request.user.pk, name=name, data=upload.read())
+    messages.success(request, "Your project is ready.")
+    return redirect("workspace:project-detail", project_id=project_id)
 
 
 @login_required

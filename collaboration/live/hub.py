@@ -25,6 +25,7 @@ from collaboration import services
 from collaboration.exceptions import LiveDocumentNotFound
 from collaboration.live import database, protocol
 from collaboration.live.awareness import Presences
+from collaboration.live.project_events import ProjectRooms
 from collaboration.live.protocol import AwarenessEntry, CloseCode
 from collaboration.log import documents as cached_documents
 from collaboration.services import Outcome, Submitted
@@ -179,23 +180,27 @@ class LiveDocument:
         period = settings.COLLAB_ACCESS_CHECK_SECONDS
         while self.sockets:
             await asyncio.sleep(period)
-            sockets = list(self.sockets)
-            if not sockets:
-                break
-            try:
-                access = await database.run(
-                    self.file_id,
-                    services.live_access,
-                    project_id=self.project_id,
-                    file_id=self.file_id,
-                    user_ids={socket.user_id for socket in sockets},
-                    connection_ids=[socket.connection_id for socket in sockets],
-                )
-            except Exception:
-                logger.exception("re-reading live editors' access failed", extra={"file_id": self.file_id})
-                continue
-            self._apply_access(sockets, access)
+            await self.access_check()
         self._watching = None
+
+    async def access_check(self) -> None:
+        """Re-read now what each socket's user may do (also at once when the project's members change)."""
+        sockets = list(self.sockets)
+        if not sockets:
+            return
+        try:
+            access = await database.run(
+                self.file_id,
+                services.live_access,
+                project_id=self.project_id,
+                file_id=self.file_id,
+                user_ids={socket.user_id for socket in sockets},
+                connection_ids=[socket.connection_id for socket in sockets],
+            )
+        except Exception:
+            logger.exception("re-reading live editors' access failed", extra={"file_id": self.file_id})
+            return
+        self._apply_access(sockets, access)
 
     def _apply_access(self, sockets: list, access: services.Access) -> None:
         idle_before = time.monotonic() - settings.COLLAB_IDLE_SECONDS
@@ -309,6 +314,7 @@ class Hub:
         self._receiving: asyncio.Task | None = None
         self._starting = asyncio.Lock()
         self._joined: set[int] = set()
+        self.projects = ProjectRooms(self)
 
     async def start(self) -> None:
         async with self._starting:
@@ -342,10 +348,19 @@ class Hub:
 
     async def send(self, file_id: int, message: dict) -> None:
         """Send to the other processes with this document open; a failure here loses nothing durable."""
+        await self.group_send(group_of(file_id), message)
+
+    async def group_send(self, group: str, message: dict) -> None:
         try:
-            await self._layer.group_send(group_of(file_id), message)
+            await self._layer.group_send(group, message)
         except Exception:
-            logger.exception("publishing to the channel layer failed", extra={"file_id": file_id})
+            logger.exception("publishing to the channel layer failed", extra={"group": group})
+
+    async def group_join(self, group: str) -> None:
+        await self._layer.group_add(group, self._channel)
+
+    async def group_leave(self, group: str) -> None:
+        await self._layer.group_discard(group, self._channel)
 
     async def stored_here(self, *, file_id: int, update: bytes, stored_from: int, last_seq: int) -> None:
         """Updates a request of this process stored beside the sockets: to local sockets and other processes."""
@@ -373,6 +388,9 @@ class Hub:
                 logger.exception("a channel-layer message could not be handled", extra={"kind": message.get("type")})
 
     async def _dispatch(self, message: dict) -> None:
+        if message["type"] == "collab.project":
+            await self.projects.received(uuid.UUID(message["project_id"]), message["what"])
+            return
         document = self.documents.get(message.get("file_id"))
         if document is None:
             return

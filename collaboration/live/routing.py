@@ -3,7 +3,9 @@
 from django.urls import path
 
 from collaboration.live.consumer import DocumentConsumer
+from collaboration.live.project_events import ProjectEventsConsumer
 
 websocket_urlpatterns = [
     path("ws/projects/<uuid:project_id>/documents/<int:file_id>", DocumentConsumer.as_asgi()),
+    path("ws/projects/<uuid:project_id>/events", ProjectEventsConsumer.as_asgi()),
 ]

@@ -113,3 +113,12 @@ def connections_forgotten_delete() -> int:
     """Delete the rows of sockets whose process stopped refreshing them (the maintenance loop)."""
     deleted, _ = LiveConnection.objects.filter(seen_at__lt=timezone.now() - FORGOTTEN_AFTER * 10).delete()
     return deleted
+
+
+def role_of(*, user_id: int, project_id: uuid.UUID) -> str | None:
+    """The user's role on the project now (None: not a member, or the project is gone)."""
+    return access.role_of(user_id=user_id, project_id=project_id)
+
+
+def roles_of(*, project_id: uuid.UUID, user_ids: set[int]) -> dict[int, str]:
+    return access.roles_in_project(project_id=project_id, user_ids=user_ids)

@@ -1,5 +1,7 @@
 """Reading raw request bodies against a limit, before any bytes are buffered by the view."""
 
+from django.http.request import RawPostDataException
+
 from config.errors import PayloadTooLarge, UnsupportedMediaType
 
 FORM_MEDIA_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
@@ -27,7 +29,12 @@ def raw_body(
     length = declared_length(request)
     if length is not None and length > limit_bytes:
         raise too_large(details={"limit_bytes": limit_bytes, "size_bytes": length})
-    body = request.body
+    try:
+        body = request.body
+    except RawPostDataException:
+        # A signed-in page's POST to a raw-body API view: DRF's CSRF check read ``request.POST``, which made the
+        # view's parser (RawBodyParser) take the stream already; its result is the body.
+        body = request.data if isinstance(request.data, bytes) else b""
     if len(body) > limit_bytes:
         raise too_large(details={"limit_bytes": limit_bytes, "size_bytes": len(body)})
     return body

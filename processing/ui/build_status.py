@@ -1,43 +1,48 @@
-"""The author's latest build of a project, as the project page shows it beside the editor.
+"""What the project page shows beside the editor: the project's output, and the caller's own latest build.
 
-Builds are the author's own, like every job: the status names the caller's latest build of the project,
-and the PDF pane shows the caller's latest *succeeded* one (it may be older than the latest build, which
-may be running or have failed). Both go through ``processing.selectors``, so a member who lost access
-sees nothing.
+The PDF pane shows the project's output (docs/architecture.md §7): the newest capture's successful build,
+whoever asked for it, which every member who may view the project reads, with who built it and when. The
+status beside Build PDF is the caller's own latest build, like every job in the task center: running, failed
+(with its errors), or done. The log panel shows the caller's latest build when it failed after the output
+was built (so an author sees why), the output's diagnostics otherwise.
 """
 
-import json
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.urls import reverse
 from django.utils import timezone
 
-from processing.blobs import blob_read
-from processing.models import JobState, ProcessingArtifact, ProcessingJob
+from access import facade as access
+from processing.models import JobState, ProcessingJob
 from processing.models.jobs import ACTIVE_STATES
 from processing.operations.builds import BUILDS
 from processing.selectors import jobs_visible_to
 from processing.ui.diagnostic_groups import DiagnosticCounts, diagnostic_counts
 from processing.ui.task_center import PHASE_WORDS, failure_sentence, is_content_failure
-
-MAX_REPORT_BYTES = 64 * 1024
+from workspace import facade as workspace
 
 
 @dataclass(frozen=True)
-class BuiltPdf:
+class ShownOutput:
+    """The project's output as the pane shows it."""
+
     job_id: uuid.UUID
-    url: str
-    synctex: bool
+    url: str  # changes with every new output, so the pane knows a newer PDF when it sees one
+    download_url: str
+    synctex_url: str  # "" when the output has no SyncTeX data
     words: int | None
-    completed_at: datetime
+    built_by: str
+    built_at: datetime
+    counts: DiagnosticCounts
 
 
 @dataclass(frozen=True)
 class BuildStatus:
     project_id: uuid.UUID
-    job_id: uuid.UUID | None
-    state: str  # "none" before the first build
+    job_id: uuid.UUID | None  # the caller's latest build
+    state: str  # "none" before the caller's first build
     active: bool
     phase_text: str
     elapsed_seconds: float | None
@@ -46,16 +51,18 @@ class BuildStatus:
     failure_code: str
     content_failure: bool  # the sources' fault: Rebuild after a fix, not Retry
     counts: DiagnosticCounts
-    pdf: BuiltPdf | None
+    output: ShownOutput | None
+    log_url: str
+    may_build: bool
     now: datetime
 
 
 def build_status_for(*, user_id: int, project_id: uuid.UUID) -> BuildStatus:
-    """The caller's latest build of the project and latest PDF; raises nothing for a project they cannot see
-    (there is simply no build of theirs to show)."""
+    """The caller's latest build of the project and the project's output. A project the caller cannot see has
+    neither (nothing of it is shown)."""
     latest = _latest_builds(user_id, project_id, limit=1)
     job = latest[0] if latest else None
-    succeeded = job if job is not None and job.state == JobState.SUCCEEDED else _latest_succeeded(user_id, project_id)
+    output = _shown_output(user_id, project_id)
     now = timezone.now()
     return BuildStatus(
         project_id=project_id,
@@ -69,7 +76,9 @@ def build_status_for(*, user_id: int, project_id: uuid.UUID) -> BuildStatus:
         failure_code=job.failure_code if job else "",
         content_failure=bool(job and is_content_failure(job)),
         counts=diagnostic_counts(job.diagnostics if job else []),
-        pdf=_built_pdf(succeeded) if succeeded is not None else None,
+        output=output,
+        log_url=_log_url(job, output, project_id),
+        may_build=access.permission_check(user_id=user_id, project_id=project_id, permission=access.Permission.BUILD),
         now=now,
     )
 
@@ -79,31 +88,28 @@ def _latest_builds(user_id: int, project_id: uuid.UUID, *, limit: int) -> list[P
     return [job for job in jobs if job.operation in BUILDS.values()][:limit]
 
 
-def _latest_succeeded(user_id: int, project_id: uuid.UUID) -> ProcessingJob | None:
-    jobs, _ = jobs_visible_to(user_id=user_id, project_id=project_id, state="terminal", limit=50)
-    return next((job for job in jobs if job.operation in BUILDS.values() and job.state == JobState.SUCCEEDED), None)
-
-
-def _built_pdf(job: ProcessingJob) -> BuiltPdf | None:
-    artifacts = {artifact.role: artifact for artifact in job.artifacts.all()}
-    pdf = artifacts.get("pdf")
-    if pdf is None:
+def _shown_output(user_id: int, project_id: uuid.UUID) -> ShownOutput | None:
+    try:
+        output = workspace.output_for(user_id=user_id, project_id=project_id)
+    except (access.ProjectNotFound, workspace.NoOutput):
         return None
-    return BuiltPdf(
-        job_id=job.pk,
-        url=f"/v1/processing/jobs/{job.pk}/artifacts/{pdf.pk}",
-        synctex="synctex" in artifacts,
-        words=_words(artifacts.get("report")),
-        completed_at=job.completed_at,
+    base = f"/v1/projects/{project_id}/output"
+    return ShownOutput(
+        job_id=output.job_id,
+        url=f"{base}/pdf?build={output.job_id}",
+        download_url=f"{base}/pdf?download",
+        synctex_url=f"{base}/synctex" if "synctex" in output.files else "",
+        words=output.words,
+        built_by=access.usernames_of(user_ids=[output.built_by_id]).get(output.built_by_id, "someone"),
+        built_at=output.built_at,
+        counts=diagnostic_counts(output.diagnostics),
     )
 
 
-def _words(report: ProcessingArtifact | None) -> int | None:
-    """The word count a build reported (``{"words": n, …}``), if it did."""
-    if report is None or report.size_bytes > MAX_REPORT_BYTES:
-        return None
-    try:
-        words = json.loads(blob_read(report.blob_id)).get("words")
-    except (ValueError, AttributeError):
-        return None
-    return words if isinstance(words, int) and words >= 0 else None
+def _log_url(job: ProcessingJob | None, output: ShownOutput | None, project_id: uuid.UUID) -> str:
+    """The caller's build when it ended without becoming the output (its errors are theirs to see), else the
+    output's log."""
+    mine_failed = job is not None and job.state not in ACTIVE_STATES and job.state != JobState.SUCCEEDED
+    if mine_failed and (output is None or job.created_at > output.built_at):
+        return reverse("processing:build-log", args=[job.pk])
+    return reverse("processing:output-log", args=[project_id]) if output is not None else ""

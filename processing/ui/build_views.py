@@ -1,8 +1,10 @@
-"""The project page's build panel: the author's latest build beside Build PDF, and its log panel.
+"""The project page's build panel: the author's latest build beside Build PDF, the project's output, and the
+log panel.
 
-The status polls fast while the build runs and slowly otherwise (a build started in another tab shows up);
-the PDF pane watches it for a newer PDF. The log panel groups the build's diagnostics (errors, warnings,
-bad boxes), each with its file and line, and keeps the raw log, opened at the first error.
+The status polls fast while the build runs and slowly otherwise, and is asked again at once when the project's
+events socket says the output changed; the PDF pane watches it for a newer PDF. The log panel groups a build's
+diagnostics (errors, warnings, bad boxes), each with its file and line, and keeps the raw log, opened at the
+first error.
 """
 
 import uuid
@@ -16,6 +18,7 @@ from django.views.decorators.http import require_GET
 from config.http.ui import not_found_is_404
 from processing.ui import build_status, task_center
 from processing.ui.diagnostic_groups import DiagnosticGroups, diagnostic_groups
+from workspace import facade as workspace
 
 ACTIVE_POLL = "1s"
 IDLE_POLL = "5s"
@@ -42,9 +45,24 @@ class BuildLog:
 @require_GET
 @not_found_is_404
 def job_build_log(request, job_id: uuid.UUID) -> HttpResponse:
+    """The log panel of one of the caller's builds (a failed one, whose errors are theirs to fix)."""
     diagnostics = task_center.diagnostics_for(user_id=request.user.pk, job_id=job_id)
-    before, first, after = _split_at_first_error(diagnostics.log, diagnostics.entries)
-    log = BuildLog(job_id, diagnostic_groups(list(diagnostics.entries)), before, first, after)
+    return _log_panel(request, job_id, diagnostics.log, list(diagnostics.entries))
+
+
+@login_required
+@require_GET
+@not_found_is_404
+def project_output_log(request, project_id: uuid.UUID) -> HttpResponse:
+    """The log panel of the project's output, for every member who may view the project."""
+    output = workspace.output_for(user_id=request.user.pk, project_id=project_id)
+    entries = [entry for entry in output.diagnostics if isinstance(entry, dict)]
+    return _log_panel(request, output.job_id, output.log, entries)
+
+
+def _log_panel(request, job_id: uuid.UUID, text: str, entries: list[dict]) -> HttpResponse:
+    before, first, after = _split_at_first_error(text, entries)
+    log = BuildLog(job_id, diagnostic_groups(entries), before, first, after)
     return render(request, "processing/build_panel.html#log", {"log": log})
 
 

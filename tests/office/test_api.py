@@ -149,7 +149,7 @@ def test_the_project_page_shows_a_preview_pane_for_office_files_only(client, own
     upload(owner_client, project, "figure.png", b"\x89PNG")
     deck = client.get(f"/projects/{project.pk}/?file=deck.pptx").content.decode()
     figure = client.get(f"/projects/{project.pk}/?file=figure.png").content.decode()
-    assert f'src="/v1/projects/{project.pk}/files/deck.pptx/preview.pdf"' in deck
+    assert f'data-src="/v1/projects/{project.pk}/files/deck.pptx/preview.pdf"' in deck
     assert "preview.pdf" not in figure
 
 

@@ -145,3 +145,63 @@ def test_a_project_name_over_the_limit_is_refused_with_its_message(browser, proj
     assert "at most 200 characters" in response.content.decode()
     project.refresh_from_db()
     assert project.name != "n" * 201
+
+
+def test_a_legacy_encoded_file_is_shown_decoded_read_only_and_converts(browser, project):
+    source = "\\usepackage[latin1]{inputenc}\nÄrger über Öl\n".encode("latin-1")
+    upload = SimpleUploadedFile("old.tex", source, content_type="text/x-tex")
+    browser.post(f"/projects/{project.pk}/upload", {"files": [upload]})
+
+    page = browser.get(f"/projects/{project.pk}/?file=old.tex").content.decode()
+
+    assert "Ärger über Öl" in page and "ISO-8859-1 (Latin-1)" in page
+    assert "data-live-editor" not in page and "Convert to UTF-8" in page
+    response = browser.post(f"/projects/{project.pk}/files/convert", {"path": "old.tex"})
+    assert response.status_code == 302
+    converted = ProjectFile.objects.get(project=project, path="old.tex")
+    assert (converted.kind, converted.encoding) == ("text", "")
+    assert "data-live-editor" in browser.get(f"/projects/{project.pk}/?file=old.tex").content.decode()
+
+
+def test_the_tree_lists_empty_folders_and_is_404_to_a_stranger(browser, project):
+    browser.post(f"/projects/{project.pk}/folders/new", {"path": "figures/empty"})
+
+    tree = browser.get(f"/projects/{project.pk}/tree").content.decode()
+
+    assert 'data-path="figures"' in tree and 'data-path="figures/empty"' in tree and 'data-kind="folder"' in tree
+    stranger = Client()
+    stranger.force_login(UserFactory())
+    assert stranger.get(f"/projects/{project.pk}/tree").status_code == 404
+
+
+def test_uploads_answer_a_script_in_the_apis_shape(browser, project):
+    first = SimpleUploadedFile("main.tex", b"new text", content_type="text/plain")
+    response = browser.post(f"/projects/{project.pk}/upload", {"files": [first]}, HTTP_ACCEPT="application/json")
+
+    assert response.status_code == 409
+    assert response.json()["error"] == {
+        "code": "archive_conflicts",
+        "message": "Files with these paths exist already; send ?overwrite=true to replace them.",
+        "details": {"paths": ["main.tex"]},
+    }
+    again = SimpleUploadedFile("main.tex", b"new text", content_type="text/plain")
+    replaced = browser.post(
+        f"/projects/{project.pk}/upload", {"files": [again], "overwrite": "1"}, HTTP_ACCEPT="application/json"
+    )
+    assert replaced.json() == {"written": ["main.tex"], "legacy_encoded": []}
+
+
+def test_a_project_is_made_from_a_zip_on_the_new_project_page(browser, owner):
+    import io
+    import zipfile
+
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr("thesis/thesis.tex", "\\documentclass{report}\\begin{document}T\\end{document}")
+    upload = SimpleUploadedFile("thesis.zip", archive.getvalue(), content_type="application/zip")
+
+    response = browser.post("/projects/new/upload", {"archive": upload})
+
+    project = Project.objects.get(name="thesis")
+    assert response["Location"] == f"/projects/{project.pk}/"
+    assert (project.type, project.entry_path) == ("latex", "thesis.tex")

@@ -20,10 +20,10 @@ from workspace.models import FileKind, ProjectFile
 from workspace.paths import path_normalize
 from workspace.services.content import (
     PreparedContent,
-    content_prepare,
+    contents_prepare,
     fence_enter,
-    file_created,
     file_replaced,
+    files_created,
     folders_make,
     project_mutated,
 )
@@ -53,7 +53,7 @@ def files_write_batch(
     """Write ``files`` (path, bytes) and make ``folders``, in one fenced change. Existing files are refused
     with ``ArchiveConflicts`` (listing them) unless ``overwrite``."""
     access.permission_require(user_id=actor_id, project_id=project_id, permission=access.Permission.EDIT)
-    prepared = [content_prepare(path=path, data=data) for path, data in files]
+    prepared = contents_prepare(files)
     folders = [path_normalize(folder) for folder in folders]
     with transaction.atomic(durable=True):
         project = fence_enter(project_id)
@@ -70,6 +70,7 @@ def files_write_batch(
         keeper = documents.keeper()
         replacements: list[tuple[ProjectFile, PreparedContent]] = []
         files_delta, bytes_delta = 0, 0
+        new: list[PreparedContent] = []
         for item in prepared:
             current = existing.get(item.path)
             if current is not None and current.kind == item.kind == FileKind.TEXT and keeper is not None:
@@ -83,9 +84,11 @@ def files_write_batch(
                 current.delete()
                 tree.remove(current.path)
                 files_delta, bytes_delta = files_delta - 1, bytes_delta - current.size_bytes
-            written.folders += tree.folders_missing_for(item.path)
-            written.created.append(file_created(project, tree, item, now))
+            new.append(item)
             files_delta, bytes_delta = files_delta + 1, bytes_delta + item.size_bytes
+        folders_before = set(tree.folders())
+        written.created += files_created(project, tree, new)
+        written.folders += sorted(set(tree.folders()) - folders_before)
         project_mutated(project, now, files=files_delta, size_bytes=bytes_delta)
         if replacements:
             texts = [(current.pk, item.text) for current, item in replacements]

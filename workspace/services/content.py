@@ -8,10 +8,12 @@ Bytes are hashed and stored *before* the fence is entered; nothing inside it rea
 
 import hashlib
 import uuid
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from datetime import datetime
 
-from django.db import transaction
+import psycopg
+from django.db import connection, transaction
 from django.utils import timezone
 
 from access import facade as access
@@ -43,6 +45,7 @@ class PreparedContent:
     size_bytes: int
     text: str | None
     encoding: str = ""
+    stored: bool = False  # a text stored already, before the transaction (``contents_prepare``)
 
 
 def fence_enter(project_id: uuid.UUID) -> Project:
@@ -116,13 +119,60 @@ def folders_make(project: Project, tree: PathTree, paths: list[str]) -> None:
 def text_content_store(prepared: PreparedContent) -> None:
     """Store the text, or refresh an existing row's ``created_at`` under a row lock held to the caller's commit:
     the collector (workspace/collector.py) keeps fresh rows and its DELETE waits for the lock."""
-    if prepared.kind == FileKind.TEXT:
-        TextContent.objects.bulk_create(
-            [TextContent(sha256=prepared.sha256, content=prepared.text)],
-            update_conflicts=True,
-            unique_fields=["sha256"],
-            update_fields=["created_at"],
-        )
+    text_contents_store([prepared])
+
+
+def text_contents_store(prepared: list[PreparedContent]) -> None:
+    """``text_content_store`` for many texts (those not ``stored`` already), pipelined with their parameters bound
+    by PostgreSQL: megabytes of text quoted by the client cost more than inserting them."""
+    texts = {item.sha256: item.text for item in prepared if item.kind == FileKind.TEXT and not item.stored}
+    if not texts:
+        return
+    connection.ensure_connection()
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+        cursor.executemany(TEXT_STORE_SQL, list(texts.items()))
+
+
+TEXT_STORE_SQL = f"""
+    INSERT INTO {TextContent._meta.db_table} (sha256, content, created_at) VALUES (%s, %s, now())
+    ON CONFLICT (sha256) DO UPDATE SET created_at = EXCLUDED.created_at
+"""  # noqa: S608  our table; the values are parameters
+
+
+def contents_prepare(files: list[tuple[str, bytes]]) -> list[PreparedContent]:
+    """``content_prepare`` for many files, their texts stored too before any transaction, as asset bytes are:
+    text rows are as immutable and content-addressed, and the collector keeps fresh ones. A thread of its own
+    (with its own connection) stores each few megabytes of text while the next files are checked and the
+    assets written, so PostgreSQL's work and ours overlap. Inside a caller's transaction the texts are left to
+    the commit (``text_contents_store``), as for one file."""
+    if connection.in_atomic_block:
+        return [content_prepare(path=path, data=data) for path, data in files]
+    prepared: list[PreparedContent] = []
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="texts-store") as storer:
+        stored, pending, pending_bytes = [], [], 0
+        for path, data in files:
+            item = content_prepare(path=path, data=data)
+            if item.kind == FileKind.TEXT:
+                pending.append(item)
+                pending_bytes += item.size_bytes
+                item = replace(item, stored=True)
+            prepared.append(item)
+            if pending_bytes >= TEXT_BATCH_BYTES:
+                stored.append(storer.submit(text_contents_store, pending))
+                pending, pending_bytes = [], 0
+        stored.append(storer.submit(text_contents_store, pending))
+        stored.append(storer.submit(_connection_close))
+        for future in stored:
+            future.result()
+    return prepared
+
+
+TEXT_BATCH_BYTES = 4 * 1024 * 1024
+
+
+def _connection_close() -> None:
+    """Close the calling thread's own connection (the name is looked up there, not where this is submitted)."""
+    connection.close()
 
 
 def version_require(existing: ProjectFile | None, expected_version: int | None) -> None:
@@ -138,20 +188,38 @@ def _etag_headers(version: int | None) -> dict[str, str]:
     return {"ETag": f'"{version}"'} if version is not None else {}
 
 
-def file_created(project: Project, tree: PathTree, prepared: PreparedContent, now: datetime) -> ProjectFile:
+def file_created(project: Project, tree: PathTree, prepared: PreparedContent) -> ProjectFile:
     """Under the caller's fence: a new file at a path the tree allows, with any folders it needs."""
-    missing = tree.folders_missing_for(prepared.path)
-    tree.require_free(prepared.path, kind=FILE)
-    folders_make(project, tree, missing)
-    text_content_store(prepared)
-    tree.add(prepared.path, FILE)
-    return ProjectFile.objects.create(
-        project=project,
-        path=prepared.path,
-        kind=prepared.kind,
-        sha256=prepared.sha256,
-        size_bytes=prepared.size_bytes,
-        encoding=prepared.encoding,
+    return files_created(project, tree, [prepared])[0]
+
+
+def files_created(project: Project, tree: PathTree, prepared: list[PreparedContent]) -> list[ProjectFile]:
+    """Under the caller's fence: new files at paths the tree allows (checked one after another, so the batch
+    against itself too), with the folders they need; a few statements for any number of files."""
+    folders: list[str] = []
+    for item in prepared:
+        missing = tree.folders_missing_for(item.path)
+        tree.require_free(item.path, kind=FILE)
+        for folder in missing:
+            tree.add(folder, FOLDER)
+        folders += missing
+        tree.add(item.path, FILE)
+    if folders:
+        ProjectFolder.objects.bulk_create([ProjectFolder(project=project, path=path) for path in folders])
+    text_contents_store(prepared)
+    return ProjectFile.objects.bulk_create(
+        [
+            ProjectFile(
+                project=project,
+                path=item.path,
+                kind=item.kind,
+                sha256=item.sha256,
+                size_bytes=item.size_bytes,
+                encoding=item.encoding,
+            )
+            for item in prepared
+        ],
+        batch_size=1000,
     )
 
 
@@ -182,7 +250,7 @@ def content_commit(
         now = timezone.now()
         if existing is None:
             tree = PathTree.of_project(project.pk)
-            created = file_created(project, tree, prepared, now)
+            created = file_created(project, tree, prepared)
             project_mutated(project, now, files=1, size_bytes=prepared.size_bytes)
             return created, True
         project_mutated(project, now, size_bytes=prepared.size_bytes - existing.size_bytes)

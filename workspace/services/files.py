@@ -142,7 +142,7 @@ def file_convert_to_utf8(*, actor_id: int, project_id: uuid.UUID, path: str) -> 
         now = timezone.now()
         current.delete()  # a text document is a new file (its id names its live document)
         tree = PathTree.of_project(project.pk)
-        converted = file_created(project, tree, prepared, now)
+        converted = file_created(project, tree, prepared)
         project_mutated(project, now, size_bytes=prepared.size_bytes - legacy.size_bytes)
         files_written_announce(project_id=project_id, actor_id=actor_id, files=[converted], tree_changed=True)
         return converted

@@ -38,8 +38,27 @@ function editable(on) {
   return [EditorState.readOnly.of(!on), EditorView.editable.of(on)];
 }
 
+/** A document renamed or moved (by anyone) stays open here, its live session untouched (its socket names the
+ * file's id, which a move keeps): the page shows its new path, and the address names it. */
+function pathFollow(root) {
+  document.addEventListener("quire:tree-updated", ({ detail }) => {
+    const path = detail.paths.get(root.dataset.room);
+    if (!path || path === root.dataset.path) return;
+    const old = root.dataset.path;
+    root.dataset.path = path;
+    const header = document.querySelector("[data-file-path]");
+    if (header) header.textContent = path;
+    const download = document.querySelector("[data-file-download]");
+    if (download) download.href = download.href.replace(encodeURI(old), encodeURI(path));
+    const url = new URL(window.location.href);
+    url.searchParams.set("file", path);
+    window.history.replaceState(window.history.state, "", url);
+  });
+}
+
 function editorStart(root) {
   const { socketPath, room, path, mayEdit, userName, userColour } = root.dataset;
+  const currentPath = () => root.dataset.path;
   const live = new LiveDocument({ socketUrl: socketBase(socketPath), room });
   live.awareness.setLocalStateField("user", { name: userName, color: userColour, colorLight: `${userColour}33` });
   const undoManager = new Y.UndoManager(live.text);
@@ -55,7 +74,7 @@ function editorStart(root) {
         keymap.of([
           { key: "Mod-Enter", run: buildNow, preventDefault: true },
           { key: "Mod-s", run: buildNow, preventDefault: true },
-          { key: "Mod-Alt-j", run: (view) => showInPdf(path, cursorLine(view)), preventDefault: true },
+          { key: "Mod-Alt-j", run: (view) => showInPdf(currentPath(), cursorLine(view)), preventDefault: true },
         ]),
         editorSetup(),
         languageFor(path),
@@ -76,20 +95,23 @@ function editorStart(root) {
     if (line) goToLine(view, line); // opened from a diagnostic or a click in the PDF
   });
   document.addEventListener("quire:open-location", (event) => {
-    if (event.detail.file !== path || !synced) return;
+    if (event.detail.file !== currentPath() || !synced) return;
     event.preventDefault(); // this editor has the file: no navigation
     goToLine(view, event.detail.line);
   });
-  root.querySelector("[data-show-in-pdf]")?.addEventListener("click", () => showInPdf(path, cursorLine(view)));
+  root.querySelector("[data-show-in-pdf]")?.addEventListener("click", () => showInPdf(currentPath(), cursorLine(view)));
   live.text.observe((event) => {
     if (!event.transaction.local) return;
-    document.dispatchEvent(new CustomEvent("quire:document-typed", { detail: { path } }));
+    document.dispatchEvent(new CustomEvent("quire:document-typed", { detail: { path: currentPath() } }));
   });
+  const badge = root.querySelector("[data-read-only-badge]");
   live.addEventListener("refused", ({ detail }) => {
     if (detail.code === "read_only") mayEditNow = false;
     if (detail.code === "editable") mayEditNow = true;
+    if (badge && ["read_only", "editable"].includes(detail.code)) badge.hidden = mayEditNow;
     applyAccess();
   });
+  pathFollow(root);
   live.addEventListener("change", () => {
     if (live.state === "closed" && mayEditNow) {
       mayEditNow = false;

@@ -1,10 +1,12 @@
-// The PDF pane: the author's latest built PDF beside the editor (or a library document), rendered with
-// PDF.js. It enhances `[data-pdf-pane]`; without this script the page keeps its download links.
+// The PDF pane: the project's PDF beside the editor (its newest build, whoever built it), a library document
+// or an Office file's preview, rendered with PDF.js. It enhances `[data-pdf-pane]`; without this script the
+// page keeps its download links.
 //
-// What it shows comes from the build status the page polls (`#build-status`, processing/build_panel.html):
-// a newer succeeded build's PDF replaces the shown one at the same page and place. A library document is
-// shown on a `quire:show-pdf` event ({url, page, title}). The bytes are fetched with the session, under the
-// same per-request authorization as the download: a member who lost access gets nothing more.
+// What it shows comes from the build status the page polls and asks for again whenever the project's events
+// say the output changed (`#build-status`, processing/build_panel.html): a newer PDF replaces the shown one at
+// the same page and place. A library document is shown on a `quire:show-pdf` event ({url, page, title}), an
+// Office file's preview when the page has one (`[data-office-preview]`). The bytes are fetched with the
+// session, under the same per-request authorization as the download: a member who lost access gets nothing.
 import * as pdfjs from "pdfjs-dist";
 
 import { synctexInstall } from "./synctex.js";
@@ -22,8 +24,9 @@ class PdfPane {
     this.pageInput = root.querySelector("[data-pdf-page]");
     this.countLabel = root.querySelector("[data-pdf-count]");
     this.title = root.querySelector("[data-pdf-title]");
+    this.back = root.querySelector("[data-pdf-back]");
     this.view = new PageView(this.pages);
-    this.source = null; // {url, jobId, synctex, kind}
+    this.source = null; // {url, jobId, synctexUrl, kind}
     this.loading = null;
     this.refused = false;
     this.controlsWire();
@@ -44,17 +47,19 @@ class PdfPane {
   }
 
   /** Show the PDF at `url` (a newer build's replaces the shown one in place). */
-  async show({ url, jobId = "", synctex = false, kind = "build", page = null, title = "" }) {
+  async show({ url, jobId = "", synctexUrl = "", kind = "build", page = null, title = "" }) {
     if (!url || this.refused) return;
     if (this.source && this.source.url === url) {
       if (page) this.view.goTo(page);
       return;
     }
     const keep = this.source && this.source.kind === kind && kind === "build" ? this.view.position() : null;
-    this.source = { url, jobId, synctex, kind };
+    this.source = { url, jobId, synctexUrl, kind };
     this.root.dataset.jobId = jobId;
     this.root.dataset.kind = kind;
     if (this.title) this.title.textContent = title;
+    if (this.back) this.back.hidden = kind === "build" || !buildStatusSource();
+    if (kind !== "build") this.say("Loading…");
     const loading = (this.loading = pdfjs.getDocument({ url, withCredentials: true }).promise);
     let document_;
     try {
@@ -108,8 +113,8 @@ class PdfPane {
 function buildStatusSource() {
   const status = document.getElementById("build-status");
   if (!status || !status.dataset.pdfUrl) return null;
-  const { pdfUrl, pdfJobId, synctex } = status.dataset;
-  return { url: pdfUrl, jobId: pdfJobId, synctex: synctex === "true", kind: "build" };
+  const { pdfUrl, pdfJobId, synctexUrl } = status.dataset;
+  return { url: pdfUrl, jobId: pdfJobId, synctexUrl: synctexUrl || "", kind: "build" };
 }
 
 function start() {
@@ -117,7 +122,10 @@ function start() {
   if (!root) return;
   const pane = new PdfPane(root);
   const follow = () => {
-    if (pane.source && pane.source.kind !== "build") return; // a library document is being read
+    if (pane.source && pane.source.kind !== "build") {
+      if (pane.back) pane.back.hidden = !buildStatusSource(); // a library document or a preview is being read
+      return;
+    }
     const source = buildStatusSource();
     if (source) pane.show(source);
     else if (pane.source && document.getElementById("build-status")) pane.withdraw(); // access is gone
@@ -135,8 +143,12 @@ function start() {
     pane.source = null;
     follow();
   });
+  pane.back?.addEventListener("click", () => document.dispatchEvent(new CustomEvent("quire:show-build-pdf")));
+  document.body.addEventListener("quire:access-lost", () => pane.withdraw());
   synctexInstall(pane);
-  follow();
+  const preview = document.querySelector("[data-office-preview]");
+  if (preview) pane.show({ kind: "preview", url: preview.dataset.src, title: preview.dataset.title });
+  else follow();
   window.quirePdf = pane; // tests read the shown document here
 }
 

@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 from access.services import member_remove, member_set
 from processing.models import JobState, ProcessingJob
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, screenshot, sign_in, user_who_signs_in
+from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, pane_shows, screenshot, sign_in, user_who_signs_in
 from tests.factories import ProjectFactory
 from tests.live_server import quire_server
 from tests.processing.e2e.agents import running_agent
@@ -103,20 +103,7 @@ def _build_state(page: Page, state: str) -> None:
 
 
 def _pane_shows(page: Page, words: str, *, page_number: int = 1) -> None:
-    """Wait until the PDF pane's document has ``words`` on the given page (its text as PDF.js reads it).
-
-    Polled here with ``evaluate``, which waits for the page's promise (a predicate returning one would count as
-    true at once)."""
-    reading = """async ([words, number]) => {
-        const pane = window.quirePdf;
-        if (!pane || !pane.view.document || pane.view.elements.length < number) return false;
-        return (await pane.view.pageText(number)).includes(words);
-    }"""
-    for _ in range(BUILD_MS // 100):
-        if page.evaluate(reading, [words, page_number]):
-            return
-        page.wait_for_timeout(100)
-    raise AssertionError(f"the PDF pane never showed {words!r} on page {page_number}")
+    pane_shows(page, words, page_number=page_number, timeout_ms=BUILD_MS)
 
 
 def test_a_build_shows_the_pdf_beside_the_source_and_a_newer_one_replaces_it_at_the_same_page(page, author):
@@ -320,7 +307,7 @@ def test_synctex_shows_the_cursors_line_in_the_pdf_and_a_ctrl_click_there_opens_
     _build(page)
     _build_state(page, "succeeded")
     _pane_shows(page, "Another paragraph")
-    expect(page.locator("#build-status")).to_have_attribute("data-synctex", "true")
+    expect(page.locator("#build-status")).to_have_attribute("data-synctex-url", re.compile(r"/output/synctex$"))
 
     page.evaluate("""() => { const {view} = window.quireEditors[0];
                              view.dispatch({selection: {anchor: view.state.doc.line(4).from}}); view.focus(); }""")

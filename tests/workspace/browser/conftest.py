@@ -1,0 +1,140 @@
+"""One real Quire for the shared-project browser tests: two server processes (so pages and events cross
+processes), a worker agent running TeX Live, Debian's Chromium, and users who sign in through the form."""
+
+import time
+
+import pytest
+import requests
+from playwright.sync_api import Page, expect, sync_playwright
+
+from access.services import member_set
+from collaboration.models import LiveConnection
+from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, sign_in, user_who_signs_in
+from tests.factories import ProjectFactory, bearer_token_for
+from tests.live_server import quire_server
+from tests.processing.e2e.agents import running_agent
+from tests.processing.factories import deployment_toml
+from workspace import services as workspace_services
+
+LATEX = "latex.compile.pdf/v1"
+PAPER = "\\documentclass{article}\n\\begin{document}\n\\input{sections/intro}\nClosing words.\n\\end{document}\n"
+INTRO = "\\section{Introduction}\nIntroductory words.\n"
+
+
+@pytest.fixture(scope="package")
+def quire(django_db_setup, django_db_blocker, tmp_path_factory, channel_layer_of_tests):
+    root = tmp_path_factory.mktemp("shared-project")
+    deployment = root / "deployment.toml"
+    deployment.write_text(deployment_toml(operations=[LATEX], limits={"lease_seconds": 30}))
+    storage = root / "storage"
+    storage.mkdir()
+    # Access is re-read once a minute: what a page shows at once comes from the change's own announcement.
+    environment = {
+        "QUIRE_DEPLOYMENT_FILE": str(deployment),
+        "COLLAB_PROJECTION_DELAY_SECONDS": "0.3",
+        "COLLAB_ACCESS_CHECK_SECONDS": "60",
+    }
+    agent = ("--operations", LATEX, "--slots", "2", "--acquire-wait", "1")
+    with (
+        django_db_blocker.unblock(),
+        quire_server(storage_dir=storage, extra_env=environment, workers=2) as url,
+        running_agent(url, root, *agent, name="shared-project"),
+    ):
+        yield {"url": url, "deployment": deployment}
+
+
+@pytest.fixture(autouse=True)
+def _same_configuration_here(quire, settings):
+    settings.QUIRE_DEPLOYMENT_FILE = str(quire["deployment"])
+
+
+@pytest.fixture(autouse=True)
+def _servers_settled(transactional_db):
+    """Pages are closed after a test; the servers go on forgetting their sockets for a moment, which the
+    transactional test's flush must not meet."""
+    yield
+    deadline = time.monotonic() + 10
+    while LiveConnection.objects.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="package")
+def chromium():
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def owner(transactional_db):
+    return user_who_signs_in()
+
+
+@pytest.fixture
+def coauthor(transactional_db):
+    return user_who_signs_in()
+
+
+@pytest.fixture
+def reader(transactional_db):
+    return user_who_signs_in()
+
+
+@pytest.fixture
+def paper(owner, coauthor):
+    """A two-file LaTeX paper of ``owner``'s with ``coauthor`` as an editor."""
+    project = ProjectFactory(owner=owner, name="Shared paper")
+    for path, text in (("main.tex", PAPER), ("sections/intro.tex", INTRO)):
+        workspace_services.file_write(actor_id=owner.pk, project_id=project.pk, path=path, data=text.encode())
+    member_set(actor_id=owner.pk, project_id=project.pk, username=coauthor.username, role="editor")
+    return project
+
+
+class Api:
+    """The server's API as ``user``, through a real HTTP request (changes made by the server itself)."""
+
+    def __init__(self, url: str, user):
+        self.url, self.session = url, requests.Session()
+        self.session.headers["Authorization"] = f"Bearer {bearer_token_for(user)}"
+
+    def __getattr__(self, method):
+        return lambda path, **options: self.session.request(method.upper(), self.url + path, timeout=30, **options)
+
+
+@pytest.fixture
+def api_for(quire):
+    return lambda user: Api(quire["url"], user)
+
+
+@pytest.fixture
+def signed_in(chromium, quire):
+    """``signed_in(user)``: a page of a browser context of its own, signed in as ``user``."""
+    contexts = []
+
+    def open_page(user) -> Page:
+        context = chromium.new_context(base_url=quire["url"], viewport={"width": 1600, "height": 900})
+        context.set_default_timeout(20_000)
+        contexts.append(context)
+        page = context.new_page()
+        sign_in(page, user)
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def opened(signed_in):
+    """``opened(user, project, path="main.tex")``: ``user``'s page of the project with ``path`` open and synced."""
+
+    def open_file(user, project, path: str = "main.tex") -> Page:
+        page = signed_in(user)
+        page.goto(f"/projects/{project.pk}/?file={path}")
+        expect(page.locator(".live-editor-ready")).to_be_visible()
+        expect(page.locator("[data-sync-status]")).to_have_text("All changes saved")
+        return page
+
+    return open_file
