@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make sure the Debian packages Quire needs are installed.
-#   scripts/system_packages.sh run|test|cluster
+#   scripts/system_packages.sh run|test|cluster|bench
 # As root, missing packages are installed with apt-get; otherwise the exact command is printed.
 set -euo pipefail
 purpose=${1:-run}
@@ -17,8 +17,9 @@ packages=(
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   packages+=(nodejs npm)
 fi
-if [ "$purpose" = "test" ]; then
-  packages+=(chromium)  # browser tests drive Debian's Chromium through Playwright
+if [ "$purpose" = "test" ] || [ "$purpose" = "bench" ]; then
+  packages+=(chromium)  # browser tests (and what a person sees, in benchmarks) drive Debian's Chromium
+  packages+=(zip unzip)  # the peers of zip in and out (make bench-project, run at its smallest by the tests)
 fi
 if [ "$purpose" = "test" ] || [ "$purpose" = "cluster" ]; then
   packages+=(pgbouncer haproxy)  # the pooled test mode and the cluster (docs/deployment.md)

@@ -119,6 +119,14 @@ SMOKES = {
          *(f"admin_charts_ms_{stat}_{window}" for window in ("1h", "24h", "7d") for stat in ("p50", "p99")),
          "rollup_busy_minute_ms"),
     ),
+    "bench-project": Smoke(
+        {"BENCH_FILES": "20", "BENCH_MB": "1", "BENCH_REPS": "1", "BENCH_N": "2", "BENCH_PDF_MB": "1",
+         "BENCH_BUILDS": "1", "BENCH_MEMBERS": "2"},
+        ("zip_in_ms_20_files_1mb", "unzip_ms_20_files_1mb", "zip_in_vs_unzip_ratio", "zip_out_ms_20_files_1mb",
+         "zip_ms_20_files_1mb", "zip_out_vs_zip_ratio", "output_pdf_ms_p50_1mb", "output_pdf_ms_p99_1mb",
+         "static_pdf_ms_p50_1mb", "output_pdf_vs_static_ratio", "pane_refresh_ms_p50_members_2",
+         "pane_refresh_ms_p99_members_2"),
+    ),
     "bench-cluster": Smoke(
         {"BENCH_N": "100", "BENCH_REPS": "1", "BENCH_PICKUPS": "5", "BENCH_BUILDS": "1", "BENCH_BACKLOG": "400"},
         ("drain_jobs_per_s_single", "drain_jobs_per_s_cluster", "drain_cluster_vs_single_ratio",
