@@ -39,10 +39,12 @@ def reused_output_prepared(source: ProcessingJob) -> tuple[tuple, int | None]:
     are not) and word count of an earlier build whose result a new job reuses."""
     files, words = [], None
     for artifact in ProcessingArtifact.objects.filter(job_id=source.pk).order_by("role"):
+        data = None
         if not workspace.output_content_present(sha256=artifact.sha256):
-            workspace.output_content_store(data=blob_read(artifact.blob_id))
+            data = blob_read(artifact.blob_id)
+            workspace.output_content_store(data=data)
         if artifact.role == "report" and artifact.size_bytes <= MAX_REPORT_BYTES:
-            words = report_words(blob_read(artifact.blob_id))
+            words = report_words(data if data is not None else blob_read(artifact.blob_id))
         files.append(
             workspace.OutputFile(
                 artifact.role, artifact.media_type, artifact.filename, artifact.size_bytes, artifact.sha256

@@ -2,10 +2,13 @@
 through the form, and screenshots under ``test-results/screenshots/``."""
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from tests.factories import UserFactory
 
@@ -22,6 +25,18 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 PASSWORD = "browser-password"
+
+
+@contextmanager
+def chromium_launched() -> Iterator[Browser]:
+    """Debian's Chromium for a module of browser tests. Playwright's sync API keeps an event loop running in
+    this thread; the ORM calls the tests make are still plain synchronous code, so Django's guard against
+    async contexts is lifted meanwhile."""
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
 
 
 def user_who_signs_in(**fields):

@@ -9,8 +9,8 @@ corrupt); every member must be a regular file or a folder whose name follows the
 skipped and said so.
 
 **Out.** ``archive_chunks`` writes a zip of a frozen snapshot as it goes (data descriptors, no seeking), so a
-project of any size streams with a few hundred kilobytes in memory. Already compressed formats are stored, the
-rest deflated as ``zip`` does by default.
+project of any size streams with one file's bytes and a megabyte of zip in memory. Already compressed formats
+are stored, the rest deflated as ``zip`` does by default.
 """
 
 import posixpath
@@ -146,7 +146,7 @@ def archive_read(data: bytes, *, strip_single_folder: bool = False) -> ArchiveCo
         _bounds_check(members, len(data))
         contents, wanted = ArchiveContents(), []
         for member in members:
-            if JUNK.search(member.orig_filename.rstrip("/") + ("/" if member.is_dir() else "")):
+            if JUNK.search(member.orig_filename):
                 contents.skipped.append(member.orig_filename)
                 continue
             wanted.append((member, _member_path(member)))
@@ -220,7 +220,7 @@ class _Chunks(RawIOBase):
 
 @dataclass(frozen=True)
 class ArchiveEntry:
-    """A file to write: its path, when it last changed, and its bytes (read in pieces for large ones)."""
+    """A file to write: its path, when it last changed, and its bytes (in one or more pieces)."""
 
     path: str
     changed_at: datetime

@@ -161,3 +161,12 @@ def encoding_label(encoding: str) -> str:
         "mac-roman": "Mac Roman",
     }
     return labels.get(encoding, encoding.upper())
+
+
+def legacy_encoded(files) -> list[dict]:
+    """The files of ``files`` kept in another encoding, as an answer lists them: path, encoding, its name."""
+    return [
+        {"path": file.path, "encoding": file.encoding, "label": encoding_label(file.encoding)}
+        for file in files
+        if file.encoding
+    ]

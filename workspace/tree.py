@@ -44,9 +44,6 @@ class PathTree:
         found = self._entries.get(_key(path))
         return found[1] if found is not None and found[0] == path else None
 
-    def is_file(self, path: str) -> bool:
-        return self.kind_of(path) == FILE
-
     def is_folder(self, path: str) -> bool:
         return self.kind_of(path) == FOLDER
 

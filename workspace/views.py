@@ -17,7 +17,7 @@ from config.http.ui import back_to, form_action
 from workspace import limits, selectors, services, tabs
 from workspace.archives import max_archive_bytes
 from workspace.downloads import file_response
-from workspace.encodings import encoding_label
+from workspace.encodings import legacy_encoded
 from workspace.exceptions import InvalidSettings
 from workspace.models import Compiler, FileKind, ProjectType
 from workspace.paths import path_ancestors
@@ -173,7 +173,7 @@ def file_upload(request, project_id: uuid.UUID):
         messages.error(request, exc.message)
         return redirect(_project_url(request, project_id))
     if wants_json:
-        return JsonResponse({"written": [file.path for file in written], "legacy_encoded": _legacy(written)})
+        return JsonResponse({"written": [file.path for file in written], "legacy_encoded": legacy_encoded(written)})
     messages.success(request, f"Uploaded {len(written)} file{'s' if len(written) != 1 else ''}.")
     return redirect(_file_url(project_id, written[-1].path) if written else _project_url(request, project_id))
 
@@ -202,14 +202,6 @@ def _uploads_written(request, project_id: uuid.UUID) -> list:
         )
         written += unpacked.written.files
     return written
-
-
-def _legacy(files) -> list[dict]:
-    return [
-        {"path": file.path, "encoding": file.encoding, "label": encoding_label(file.encoding)}
-        for file in files
-        if file.encoding
-    ]
 
 
 @login_required

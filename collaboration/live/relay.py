@@ -82,7 +82,6 @@ def _project_changed_elsewhere(project_id: uuid.UUID, what: str) -> None:
 
 
 _sender: asyncio.AbstractEventLoop | None = None
-_sender_layer = None  # made on the sender's loop, used only there
 _sender_lock = threading.Lock()
 
 
@@ -97,12 +96,9 @@ def _sender_loop() -> asyncio.AbstractEventLoop:
 
 
 async def _layer_send(group: str, message: dict) -> None:
-    from channels.layers import channel_layers
+    from channels.layers import get_channel_layer
 
-    global _sender_layer
-    try:
-        if _sender_layer is None:
-            _sender_layer = channel_layers.make_backend("default")
-        await _sender_layer.group_send(group, message)
+    try:  # in a process without pages only this loop uses the layer
+        await get_channel_layer().group_send(group, message)
     except Exception:
         logger.warning("a project change was not told to open pages", extra={"group": group}, exc_info=True)

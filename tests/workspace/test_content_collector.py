@@ -4,6 +4,7 @@ a dead preparation's pin is reaped after its deadline, and a writer reusing byte
 import os
 import threading
 import time
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -151,3 +152,29 @@ def test_a_writer_reusing_bytes_the_collector_is_about_to_delete_keeps_them(owne
     assert errors == []
     assert outcome["collected"] == 0
     assert asset_storage().read(digest) == FIGURE
+
+
+def _output_published(project, digest: str, size: int, *, generation: int) -> None:
+    from workspace import facade
+
+    files = (facade.OutputFile("pdf", "application/pdf", "main.pdf", size, digest),)
+    output = facade.BuildOutput(uuid.uuid4(), "latex.compile.pdf/v1", project.created_by_id, generation, [], None,
+                                [], "", files)  # fmt: skip
+    with transaction.atomic():
+        assert facade.output_publish(project_id=project.pk, output=output)
+
+
+def test_the_bytes_of_the_projects_output_are_kept_until_a_newer_output_replaces_it(project):
+    from workspace import facade
+
+    first = facade.output_content_store(data=b"%PDF first output only")
+    _output_published(project, first, 22, generation=1)
+
+    assert _collect() == (0, 0)
+    assert asset_storage().exists(first)
+
+    second = facade.output_content_store(data=b"%PDF second output only")
+    _output_published(project, second, 23, generation=2)
+    _collect()
+
+    assert not asset_storage().exists(first) and asset_storage().exists(second)

@@ -12,6 +12,7 @@ from tests.factories import UserFactory
 from tests.processing.conftest import submit_build
 from tests.processing.lifecycle import build_claimed, build_finished, build_to_success, pdf_bytes
 from tests.processing.ui.conftest import fail_build
+from workspace.models import ProjectOutput
 
 pytestmark = pytest.mark.django_db
 
@@ -201,3 +202,13 @@ def test_the_output_outlives_its_job(owner_client, project):
     response = owner_client.get(f"/v1/projects/{project.pk}/output/pdf")
     assert response.status_code == 200
     assert b"".join(response.streaming_content) == pdf
+
+
+def test_a_build_whose_requester_lost_access_before_it_finished_is_no_output(owner, project, editor, api_client_for):
+    claimed = build_claimed(queued(api_client_for(editor), project, key="k"))
+    member_remove(actor_id=owner.pk, project_id=project.pk, username=editor.username)
+
+    job = build_finished(claimed)
+
+    assert (job.state, job.failure_code) == (JobState.FAILED, "access_revoked")
+    assert not ProjectOutput.objects.filter(project_id=project.pk).exists()

@@ -16,8 +16,9 @@ from config.http.body_limits import body_limit
 from config.http.openapi import ERROR_RESPONSES, error
 from config.http.parsers import RawBodyParser
 from workspace import archives, selectors, services
+from workspace.api.flags import query_flag
 from workspace.api.serializers import FileOutputSerializer, ProjectOutputSerializer
-from workspace.encodings import encoding_label
+from workspace.encodings import legacy_encoded
 
 ZIP_TYPES = ("application/zip", "application/x-zip-compressed", "application/octet-stream")
 ARCHIVE_REFUSALS = {
@@ -59,22 +60,10 @@ class ProjectFromArchiveSerializer(serializers.Serializer):
     skipped = serializers.ListField(child=serializers.CharField())
 
 
-def _legacy(files) -> list[dict]:
-    return [
-        {"path": file.path, "encoding": file.encoding, "label": encoding_label(file.encoding)}
-        for file in files
-        if file.encoding
-    ]
-
-
 def _archive_body(request) -> bytes:
     return raw_body(
         request, limit_bytes=archives.max_archive_bytes(), accept=ZIP_TYPES, too_large=archives.ArchiveTooLarge
     )
-
-
-def _flag(request, name: str) -> bool:
-    return request.query_params.get(name, "").lower() in ("1", "true", "yes")
 
 
 @body_limit(archives.max_archive_bytes, too_large=archives.ArchiveTooLarge)
@@ -121,7 +110,7 @@ class ProjectArchiveApi(APIView):
             project_id=project_id,
             data=_archive_body(request),
             into=request.query_params.get("into", ""),
-            overwrite=_flag(request, "overwrite"),
+            overwrite=query_flag(request, "overwrite"),
         )
         written = unpacked.written
         return Response(
@@ -131,7 +120,7 @@ class ProjectArchiveApi(APIView):
                     "created": [file.path for file in written.created],
                     "replaced": [file.path for file in written.replaced],
                     "folders": written.folders,
-                    "legacy_encoded": _legacy(written.files),
+                    "legacy_encoded": legacy_encoded(written.files),
                     "skipped": unpacked.skipped,
                 }
             ).data
@@ -158,5 +147,5 @@ class ProjectFromArchiveApi(APIView):
         )
         project = selectors.project_for(user_id=request.user.pk, project_id=project_id)
         files = selectors.files_of(project_id=project_id)
-        body = {"project": project, "files": files, "legacy_encoded": _legacy(files), "skipped": skipped}
+        body = {"project": project, "files": files, "legacy_encoded": legacy_encoded(files), "skipped": skipped}
         return Response(ProjectFromArchiveSerializer(body).data, status=status.HTTP_201_CREATED)

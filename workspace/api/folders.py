@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from config.http.openapi import ERROR_RESPONSES, error
 from workspace import services
+from workspace.api.flags import query_flag
 from workspace.api.serializers import FolderInputSerializer, FolderOutputSerializer
 
 CLASH = error("`path_conflict`: a file has that name, or a name that differs only in case (`details.clashes_with`).")
@@ -60,6 +61,6 @@ class FolderDetailApi(APIView):
         tags=["files"],
     )
     def delete(self, request, project_id: uuid.UUID, path: str):
-        recursive = request.query_params.get("recursive", "").lower() in ("1", "true", "yes")
+        recursive = query_flag(request, "recursive")
         services.folder_delete(actor_id=request.user.pk, project_id=project_id, path=path, recursive=recursive)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,7 +1,7 @@
 """Every change to a project, each in its own short transaction under the project fence (see
 ``workspace/services/content.py``): files, folders, batches of both, projects, and their published output."""
 
-from workspace.services.archives import Unpacked, archive_unpack, entry_detect, project_archive, project_from_archive
+from workspace.services.archives import Unpacked, archive_unpack, project_archive, project_from_archive
 from workspace.services.batches import BatchWritten, files_write_batch
 from workspace.services.content import (
     PreparedContent,
@@ -24,7 +24,6 @@ from workspace.services.outputs import (
 from workspace.services.projects import (
     project_create,
     project_delete,
-    project_name_clean,
     project_update,
     settings_validate,
 )
@@ -39,7 +38,6 @@ __all__ = [
     "archive_unpack",
     "content_commit",
     "content_prepare",
-    "entry_detect",
     "fence_enter",
     "file_convert_to_utf8",
     "file_delete",
@@ -56,7 +54,6 @@ __all__ = [
     "project_create",
     "project_delete",
     "project_from_archive",
-    "project_name_clean",
     "project_update",
     "settings_validate",
     "text_content_store",

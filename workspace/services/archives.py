@@ -12,18 +12,16 @@ from django.db import transaction
 from access import facade as access
 from workspace import documents, provisioning
 from workspace.archives import ArchiveEntry, ArchiveInvalid, archive_chunks, archive_read
-from workspace.models import FileKind, Project, ProjectFile, ProjectFolder, TextContent
+from workspace.models import Project, ProjectFile, ProjectFolder
 from workspace.paths import path_normalize
 from workspace.services.batches import BatchWritten, files_write_batch
 from workspace.services.content import fence_enter
-from workspace.snapshots import FrozenSnapshot, pin_release, snapshot_freeze
-from workspace.storage import asset_storage
+from workspace.snapshots import FrozenSnapshot, pin_release, snapshot_contents, snapshot_freeze
 
 DOCUMENT_CLASS = re.compile(rb"^[^%\n]*\\documentclass", re.MULTILINE)
 XETEX_PACKAGES = re.compile(rb"^[^%\n]*\\usepackage(\[[^\]]*\])?\{[^}]*\b(fontspec|polyglossia|xeCJK)\b", re.MULTILINE)
 LUATEX_MARKS = re.compile(rb"^[^%\n]*(\\directlua|\\usepackage(\[[^\]]*\])?\{[^}]*\bluacode\b)", re.MULTILINE)
 MAIN_NAMES = ("main", "paper", "thesis", "article", "report", "book", "document", "index")
-READ_PIECE = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -131,18 +129,7 @@ def _streamed(snapshot: FrozenSnapshot, folders: list[str]) -> Iterator[bytes]:
 
 
 def _entries(snapshot: FrozenSnapshot) -> Iterator[ArchiveEntry]:
+    """Each file of the snapshot with its bytes, one at a time, checked against its digest (as a capture reads)."""
     changed = dict(ProjectFile.objects.filter(project_id=snapshot.project_id).values_list("path", "updated_at"))
-    storage = asset_storage()
-    for file in snapshot.files:
-        changed_at = changed.get(file.path) or snapshot.content_changed_at
-        if file.kind == FileKind.TEXT:
-            text = TextContent.objects.values_list("content", flat=True).get(pk=file.sha256)
-            yield ArchiveEntry(file.path, changed_at, [text.encode("utf-8")])
-        else:
-            yield ArchiveEntry(file.path, changed_at, _pieces(storage.path_of(file.sha256)))
-
-
-def _pieces(path) -> Iterator[bytes]:
-    with open(path, "rb") as stream:
-        while piece := stream.read(READ_PIECE):
-            yield piece
+    for file, data in snapshot_contents(snapshot):
+        yield ArchiveEntry(file.path, changed.get(file.path) or snapshot.content_changed_at, [data])

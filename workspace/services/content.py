@@ -110,10 +110,14 @@ def project_mutated(project: Project, now: datetime, *, files: int = 0, size_byt
 
 def folders_make(project: Project, tree: PathTree, paths: list[str]) -> None:
     """Create these folders (known to be missing) under the caller's fence, and note them in ``tree``."""
+    for path in paths:
+        tree.add(path, FOLDER)
+    _folder_rows_insert(project, paths)
+
+
+def _folder_rows_insert(project: Project, paths: list[str]) -> None:
     if paths:
         ProjectFolder.objects.bulk_create([ProjectFolder(project=project, path=path) for path in paths])
-        for path in paths:
-            tree.add(path, FOLDER)
 
 
 def text_content_store(prepared: PreparedContent) -> None:
@@ -150,18 +154,20 @@ def contents_prepare(files: list[tuple[str, bytes]]) -> list[PreparedContent]:
     prepared: list[PreparedContent] = []
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="texts-store") as storer:
         stored, pending, pending_bytes = [], [], 0
-        for path, data in files:
-            item = content_prepare(path=path, data=data)
-            if item.kind == FileKind.TEXT:
-                pending.append(item)
-                pending_bytes += item.size_bytes
-                item = replace(item, stored=True)
-            prepared.append(item)
-            if pending_bytes >= TEXT_BATCH_BYTES:
-                stored.append(storer.submit(text_contents_store, pending))
-                pending, pending_bytes = [], 0
-        stored.append(storer.submit(text_contents_store, pending))
-        stored.append(storer.submit(_connection_close))
+        try:
+            for path, data in files:
+                item = content_prepare(path=path, data=data)
+                if item.kind == FileKind.TEXT:
+                    pending.append(item)
+                    pending_bytes += item.size_bytes
+                    item = replace(item, stored=True)
+                prepared.append(item)
+                if pending_bytes >= TEXT_BATCH_BYTES:
+                    stored.append(storer.submit(text_contents_store, pending))
+                    pending, pending_bytes = [], 0
+            stored.append(storer.submit(text_contents_store, pending))
+        finally:  # a file refused midway: what was submitted still runs, and the thread's connection closes
+            stored.append(storer.submit(_connection_close))
         for future in stored:
             future.result()
     return prepared
@@ -204,8 +210,7 @@ def files_created(project: Project, tree: PathTree, prepared: list[PreparedConte
             tree.add(folder, FOLDER)
         folders += missing
         tree.add(item.path, FILE)
-    if folders:
-        ProjectFolder.objects.bulk_create([ProjectFolder(project=project, path=path) for path in folders])
+    _folder_rows_insert(project, folders)
     text_contents_store(prepared)
     return ProjectFile.objects.bulk_create(
         [

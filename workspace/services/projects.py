@@ -28,7 +28,7 @@ def settings_validate(project_type: str, entry_path: str, compiler: str) -> tupl
     return entry_path, compiler
 
 
-def project_name_clean(name: str) -> str:
+def _project_name(name: str) -> str:
     name = name.strip()
     if not name:
         raise InvalidSettings("A project needs a name.")
@@ -50,7 +50,7 @@ def project_create(
     """Create a project owned by ``actor_id``, optionally with starter content that compiles."""
     if project_type not in ProjectType.values:
         raise InvalidSettings(f"Unknown project type {project_type!r}.", details={"allowed": ProjectType.values})
-    name = project_name_clean(name)
+    name = _project_name(name)
     entry_path, compiler = settings_validate(project_type, entry_path or DEFAULT_ENTRY[project_type], compiler or "")
     starter_files = (
         [text_prepare(path=path, text=text) for path, text in STARTERS[project_type].items()] if starter else []
@@ -90,7 +90,7 @@ def project_update(
         )
         fields = []
         if name is not None:
-            project.name = project_name_clean(name)
+            project.name = _project_name(name)
             fields.append("name")
         if (new_entry, new_compiler) != (project.entry_path, project.compiler):
             project.entry_path, project.compiler = new_entry, new_compiler

@@ -11,14 +11,14 @@ import re
 import uuid
 
 import pytest
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 from pypdf import PdfReader
 
 from access.services import member_set
 from collaboration.models import AcceptedUpdate
 from collaboration.services import text_edit
 from processing.models import JobState, ProcessingJob
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, screenshot, sign_in, user_who_signs_in
+from tests.browser_support import chromium_launched, screenshot, sign_in, user_who_signs_in
 from tests.factories import ProjectFactory
 from tests.live_server import free_port, quire_server
 from tests.processing.e2e.agents import running_agent, wait_until
@@ -56,13 +56,8 @@ def _same_configuration_here(quire, settings):
 
 @pytest.fixture(scope="module")
 def chromium():
-    # Playwright's sync API keeps an event loop running in this thread; the ORM calls these tests make are
-    # still plain synchronous code, so Django's guard against async contexts is lifted meanwhile.
-    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    with chromium_launched() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -7,11 +7,11 @@ import re
 import uuid
 
 import pytest
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from access.services import member_remove, member_set
 from processing.models import JobState, ProcessingJob
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, pane_shows, screenshot, sign_in, user_who_signs_in
+from tests.browser_support import chromium_launched, pane_shows, screenshot, sign_in, user_who_signs_in
 from tests.factories import ProjectFactory
 from tests.live_server import quire_server
 from tests.processing.e2e.agents import running_agent
@@ -55,11 +55,8 @@ def _same_configuration_here(quire, settings):
 
 @pytest.fixture(scope="module")
 def chromium():
-    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    with chromium_launched() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture

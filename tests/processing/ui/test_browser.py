@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.utils import timezone
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from processing.models import JobState, ProcessingJob, WorkerSession
+from tests.browser_support import chromium_launched
 from tests.factories import ProjectFactory, UserFactory
 from tests.live_server import quire_server
 from tests.processing.e2e.agents import running_agent, wait_until
@@ -25,11 +26,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(trans
 LATEX = "latex.compile.pdf/v1"
 ROOT = Path(__file__).resolve().parents[3]
 SCREENSHOTS = ROOT / "test-results" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
 BUILD_SECONDS = 90_000  # milliseconds Playwright waits for a real TeX build to finish
 PASSWORD = "browser-password"
 BROKEN = "\\documentclass{article}\n\\begin{document}\nHello\n\\undefinedcommand\n\\end{document}\n"
@@ -75,13 +71,8 @@ def _same_configuration_here(quire, settings):
 
 @pytest.fixture(scope="module")
 def chromium():
-    # Playwright's sync API keeps an event loop running in this thread; the ORM calls these tests make
-    # are still plain synchronous code, so Django's guard against async contexts is lifted meanwhile.
-    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    with chromium_launched() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -5,11 +5,11 @@ import time
 
 import pytest
 import requests
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Page, expect
 
 from access.services import member_set
 from collaboration.models import LiveConnection
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, sign_in, user_who_signs_in
+from tests.browser_support import chromium_launched, sign_in, user_who_signs_in
 from tests.factories import ProjectFactory, bearer_token_for
 from tests.live_server import quire_server
 from tests.processing.e2e.agents import running_agent
@@ -60,11 +60,8 @@ def _servers_settled(transactional_db):
 
 @pytest.fixture(scope="package")
 def chromium():
-    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    with chromium_launched() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture
