@@ -3,7 +3,7 @@
 import uuid
 from dataclasses import dataclass
 
-from access import selectors, services
+from access import selectors, services, sessions
 from access.exceptions import ActionForbidden, ProjectNotFound
 from access.models import Permission, Role, role_permits
 from access.signals import members_changed
@@ -29,6 +29,8 @@ __all__ = [
     "role_of",
     "role_permits",
     "roles_in_project",
+    "sessions_signed_in",
+    "still_signed_in",
     "user_ids_matching",
     "usernames_of",
 ]
@@ -113,6 +115,20 @@ def principal_describe(*, user_id: int) -> Principal | None:
 
     user = get_user_model().objects.filter(pk=user_id).only("username").first()
     return Principal(user_id=user.pk, username=user.username) if user else None
+
+
+# --- credentials of long-lived connections (editor sockets, long-polls) -----------------------------
+def sessions_signed_in(*, sessions_by_key: dict[str, int]) -> set[str]:
+    """Of these session keys (each with its user), those that still sign that user in: not signed out or
+    expired, the user active, the password unchanged since. Asked every access-check interval."""
+    return sessions.sessions_signed_in(sessions_by_key)
+
+
+def still_signed_in(*, user_id: int, session_key: str | None = None, token_id=None) -> bool:
+    """Whether a request authenticated by this session or this API token would still be."""
+    if token_id is not None:
+        return sessions.token_valid(token_id)
+    return bool(session_key) and bool(sessions.sessions_signed_in({session_key: user_id}))
 
 
 # --- names for listings (the task center and the operators' admin) --------------------------------

@@ -20,9 +20,14 @@ env = environ.Env(
     QUIRE_HSTS_SECONDS=(int, 365 * 24 * 3600),
     # Start even when the database's commits are not flushed (synchronous_commit = off): see config/durable_commit.py
     QUIRE_ALLOW_ASYNC_COMMIT=(bool, False),
-    # Sign-in throttling (django-axes): failures per account or address before a lockout, and its length
+    # Sign-in throttling (django-axes): failures per account at an address, and per address alone, before a
+    # lockout, and its length
     QUIRE_SIGNIN_FAILURE_LIMIT=(int, 5),
+    QUIRE_SIGNIN_ADDRESS_FAILURE_LIMIT=(int, 100),
     QUIRE_SIGNIN_LOCKOUT_MINUTES=(int, 15),
+    # Addresses of the proxies in front of Quire (HAProxy in `make cluster`): only their X-Forwarded-For and
+    # X-Forwarded-Proto are believed. Empty: no proxy, the connection's own address is the client's.
+    QUIRE_TRUSTED_PROXIES=(list, []),
     ALLOWED_HOSTS=(list, ["127.0.0.1", "localhost", "[::1]", "testserver"]),
     DATABASE_URL=(str, ""),
     # PostgreSQL itself, for the connections that LISTEN, when DATABASE_URL goes through a transaction pooler

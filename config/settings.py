@@ -53,13 +53,16 @@ INSTALLED_APPS = [
     "axes",  # sign-in throttling; last, as its documentation asks
 ]
 
-# Failed sign-ins (the login form and admin) are counted per account and per address: after AXES_FAILURE_LIMIT
-# of either, that account or address is locked out for AXES_COOLOFF_TIME (429 and a page that says so). API
-# tokens do not authenticate through these backends and are not affected.
+# Failed sign-ins (the login form and admin) are counted per account at an address (AXES_FAILURE_LIMIT) and per
+# address alone (QUIRE_SIGNIN_ADDRESS_FAILURE_LIMIT, much higher); past either, sign-in pauses for that account at
+# that address, or for the address, for AXES_COOLOFF_TIME (429 and a page that says so): access/signin_throttle.py.
+# API tokens do not authenticate through these backends and are not affected.
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 AXES_FAILURE_LIMIT = env("QUIRE_SIGNIN_FAILURE_LIMIT")
 AXES_COOLOFF_TIME = timedelta(minutes=env("QUIRE_SIGNIN_LOCKOUT_MINUTES"))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]  # the order signin_throttle reads
+AXES_HANDLER = "access.signin_throttle.AccountAtAddressHandler"
+QUIRE_SIGNIN_ADDRESS_FAILURE_LIMIT = env("QUIRE_SIGNIN_ADDRESS_FAILURE_LIMIT")
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False

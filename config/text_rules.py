@@ -8,11 +8,8 @@ bytes by Workspace. An upload's file name goes through ``unstorable_dropped``.
 Text that comes from inside a file (a PDF's metadata title) is metadata: the characters are dropped.
 """
 
-import re
-
 from config.errors import QuireError
-
-_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+from quire_wire.text import UNSTORABLE as _UNSTORABLE
 
 
 class TextNotStorable(QuireError):

@@ -49,6 +49,7 @@ class DocumentConsumer(AsyncWebsocketConsumer):
             await self.close()
             return
         self.user_id, self.project_id, self.file_id = user.pk, route["project_id"], route["file_id"]
+        self.session_key = self.scope["session"].session_key  # re-checked every access check: signed out closes
         self.connection_id = uuid.uuid4()
         self.last_heard = time.monotonic()
         self.client_ids: set[int] = set()

@@ -26,7 +26,7 @@ from collaboration.exceptions import LiveDocumentNotFound
 from collaboration.live import database, protocol
 from collaboration.live.awareness import Presences
 from collaboration.live.project_events import ProjectRooms
-from collaboration.live.protocol import AwarenessEntry, CloseCode
+from collaboration.live.protocol import SIGNED_OUT_MESSAGE, AwarenessEntry, CloseCode
 from collaboration.log import documents as cached_documents
 from collaboration.services import Outcome, Submitted
 
@@ -194,7 +194,7 @@ class LiveDocument:
                 services.live_access,
                 project_id=self.project_id,
                 file_id=self.file_id,
-                user_ids={socket.user_id for socket in sockets},
+                sessions_by_key={socket.session_key: socket.user_id for socket in sockets},
                 connection_ids=[socket.connection_id for socket in sockets],
             )
         except Exception:
@@ -207,6 +207,8 @@ class LiveDocument:
         for socket in sockets:
             if not access.document_exists:
                 socket.close_with(CloseCode.GONE, "The document was deleted.")
+            elif access.signed_out(socket.session_key):
+                socket.close_with(CloseCode.SIGNED_OUT, SIGNED_OUT_MESSAGE)
             elif not access.may_view(socket.user_id):
                 socket.close_with(CloseCode.FORBIDDEN, "Your access to this project was removed.")
             elif socket.last_heard < idle_before:

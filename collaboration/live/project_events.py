@@ -24,7 +24,7 @@ from django.conf import settings
 
 from collaboration import services
 from collaboration.live import database
-from collaboration.live.protocol import CloseCode
+from collaboration.live.protocol import SIGNED_OUT_MESSAGE, CloseCode
 
 logger = logging.getLogger(__name__)
 
@@ -63,19 +63,21 @@ class ProjectRoom:
         if not sockets:
             return
         try:
-            roles = await database.run(
+            access = await database.run(
                 self.project_id.int,
-                services.roles_of,
+                services.project_access,
                 project_id=self.project_id,
-                user_ids={socket.user_id for socket in sockets},
+                sessions_by_key={socket.session_key: socket.user_id for socket in sockets},
             )
         except Exception:
             logger.exception("re-reading project members' access failed", extra={"project": str(self.project_id)})
             return
         idle_before = time.monotonic() - settings.COLLAB_IDLE_SECONDS
         for socket in sockets:
-            role = roles.get(socket.user_id)
-            if role is None:
+            role = access.roles.get(socket.user_id)
+            if access.signed_out(socket.session_key):
+                socket.close_with(CloseCode.SIGNED_OUT, SIGNED_OUT_MESSAGE)
+            elif role is None:
                 socket.close_with(CloseCode.FORBIDDEN, "Your access to this project was removed.")
             elif socket.last_heard < idle_before:
                 socket.close_with(CloseCode.IDLE, "Closed after a long silence.")
@@ -151,6 +153,7 @@ class ProjectEventsConsumer(AsyncWebsocketConsumer):
             await self.close()
             return
         self.user_id, self.project_id = user.pk, self.scope["url_route"]["kwargs"]["project_id"]
+        self.session_key = self.scope["session"].session_key
         self.role = await database.run(
             self.project_id.int, services.role_of, user_id=self.user_id, project_id=self.project_id
         )

@@ -180,12 +180,16 @@ def awareness_update(entries: list[AwarenessEntry]) -> bytes:
     return var_uint(len(entries)) + body
 
 
+SIGNED_OUT_MESSAGE = "You were signed out; sign in again to keep working."
+
+
 class CloseCode(IntEnum):
     """Why the server closed a socket. 4400–4499 mirror HTTP's 4xx and are final: y-websocket does not
     reconnect after them (reconnecting cannot help). After a 45xx code it reconnects, and the sync that
     follows sends whatever the server did not take."""
 
     MALFORMED = 4400  # a frame that does not decode, or a text frame
+    SIGNED_OUT = 4401  # the session ended: signed out, expired, the account deactivated or its password changed
     FORBIDDEN = 4403  # the user may no longer see the project, or sent an update without edit rights
     GONE = 4410  # the document was deleted
     TOO_LARGE = 4413  # a frame, an update, or the document it would make, is over its limit

@@ -9,8 +9,8 @@ from collaboration.services.connections import (
     connection_open,
     connections_forgotten_delete,
     live_access,
+    project_access,
     role_of,
-    roles_of,
 )
 from collaboration.services.layer_upkeep import channel_messages_expired_delete
 from collaboration.services.outcomes import BatchStored, Outcome, Submitted, Verdict
@@ -40,12 +40,12 @@ __all__ = [
     "log_compact",
     "logs_compact_due",
     "max_update_bytes",
+    "project_access",
     "projection_flush",
     "projection_pending",
     "projection_read",
     "projections_overdue_flush",
     "role_of",
-    "roles_of",
     "state_read",
     "text_edit",
     "text_edit_within",

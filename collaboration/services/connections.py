@@ -35,10 +35,15 @@ class Opened:
 
 @dataclass(frozen=True)
 class Access:
-    """What the users holding sockets on a document may now do there, read fresh."""
+    """What the users holding sockets on a document (or a project page) may now do there, read fresh."""
 
     document_exists: bool
     roles: dict[int, str]
+    signed_in: frozenset[str]  # the sockets' session keys that still sign their user in
+
+    def signed_out(self, session_key: str) -> bool:
+        """Signed out, expired, deactivated, or the password changed since the socket opened."""
+        return session_key not in self.signed_in
 
     def may_view(self, user_id: int) -> bool:
         return self.document_exists and access.role_permits(self.roles.get(user_id), access.Permission.VIEW)
@@ -99,13 +104,16 @@ def connection_close(*, connection_id: uuid.UUID) -> None:
     LiveConnection.objects.filter(pk=connection_id).delete()
 
 
-def live_access(*, project_id: uuid.UUID, file_id: int, user_ids: set[int], connection_ids: list[uuid.UUID]) -> Access:
-    """Read what the sockets' users may do now, and note that the sockets are still open."""
+def live_access(
+    *, project_id: uuid.UUID, file_id: int, sessions_by_key: dict[str, int], connection_ids: list[uuid.UUID]
+) -> Access:
+    """Read what the sockets' users (by their session keys) may do now, and note that the sockets are still open."""
     LiveConnection.objects.filter(pk__in=connection_ids).update(seen_at=timezone.now())
     document = workspace.document_describe(project_id=project_id, file_id=file_id)
     return Access(
         document_exists=document is not None,
-        roles=access.roles_in_project(project_id=project_id, user_ids=user_ids),
+        roles=access.roles_in_project(project_id=project_id, user_ids=set(sessions_by_key.values())),
+        signed_in=frozenset(access.sessions_signed_in(sessions_by_key=sessions_by_key)),
     )
 
 
@@ -120,5 +128,10 @@ def role_of(*, user_id: int, project_id: uuid.UUID) -> str | None:
     return access.role_of(user_id=user_id, project_id=project_id)
 
 
-def roles_of(*, project_id: uuid.UUID, user_ids: set[int]) -> dict[int, str]:
-    return access.roles_in_project(project_id=project_id, user_ids=user_ids)
+def project_access(*, project_id: uuid.UUID, sessions_by_key: dict[str, int]) -> Access:
+    """What the users with a project page open (by their session keys) may do there now."""
+    return Access(
+        document_exists=True,
+        roles=access.roles_in_project(project_id=project_id, user_ids=set(sessions_by_key.values())),
+        signed_in=frozenset(access.sessions_signed_in(sessions_by_key=sessions_by_key)),
+    )

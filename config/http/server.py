@@ -19,6 +19,9 @@ HEADER_BLOCK_BYTES = 4 * MAX_HEADER_BYTES
 # A WebSocket message past this is refused by uvicorn itself (close code 1009); below it, the live editor's
 # consumer applies Quire's own limit and says why (collaboration/live/consumer.py).
 WEBSOCKET_MESSAGE_BYTES = env("COLLAB_MAX_UPDATE_BYTES") + 1024 * 1024
+# The client's address is the connection's, unless it came through a configured proxy: uvicorn would otherwise
+# believe X-Forwarded-For from loopback, and anyone there could name any address (sign-in throttling counts them).
+TRUSTED_PROXIES = env("QUIRE_TRUSTED_PROXIES")
 
 
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
@@ -53,5 +56,7 @@ class QuireWorker(UvicornWorker):
         "http": BoundedHttpToolsProtocol,
         "ws": "websockets-sansio",
         "ws_max_size": WEBSOCKET_MESSAGE_BYTES,
+        "proxy_headers": bool(TRUSTED_PROXIES),
+        "forwarded_allow_ips": ",".join(TRUSTED_PROXIES),
         "lifespan": "on",
     }

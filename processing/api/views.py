@@ -1,12 +1,15 @@
 import math
 import time
 import uuid
+from collections.abc import Callable
 
+from django.conf import settings
 from django.db import connection
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import NotAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -225,8 +228,13 @@ def _wait_seconds(raw: str | None) -> float:
     return seconds
 
 
-def job_when_ended(*, user_id: int, job_id: uuid.UUID, wait_seconds: float):
-    """The job once it has ended, or as it is after ``wait_seconds``; woken by the job-ended NOTIFY, not polled."""
+def job_when_ended(
+    *, user_id: int, job_id: uuid.UUID, wait_seconds: float, still_signed_in: Callable[[], bool] = lambda: True
+):
+    """The job once it has ended, or as it is after ``wait_seconds``; woken by the job-ended NOTIFY, not polled.
+
+    A wait outlives the request's authentication: every access-check interval it asks ``still_signed_in`` and
+    ends with ``not_authenticated`` once the caller signed out, was deactivated or lost the token."""
     deadline = time.monotonic() + wait_seconds
     with wakeups.job_watch(job_id) as watch:
         while True:
@@ -236,7 +244,16 @@ def job_when_ended(*, user_id: int, job_id: uuid.UUID, wait_seconds: float):
                 return job
             if not connection.in_atomic_block:
                 connection.close()  # hold no database connection while waiting: many clients may wait at once
-            watch.wait(remaining)
+            watch.wait(min(remaining, settings.COLLAB_ACCESS_CHECK_SECONDS))
+            if not still_signed_in():
+                raise NotAuthenticated("You were signed out while waiting.")
+
+
+def _still_signed_in(request) -> Callable[[], bool]:
+    """Whether the credentials this request came with would still authenticate it (a token or a session)."""
+    user_id, token_id = request.user.pk, getattr(request.auth, "pk", None)
+    session_key = None if token_id is not None else request.session.session_key
+    return lambda: access.still_signed_in(user_id=user_id, session_key=session_key, token_id=token_id)
 
 
 class JobDetailApi(APIView):
@@ -259,7 +276,13 @@ class JobDetailApi(APIView):
         if not wait_seconds:
             return job_response(selectors.job_visible(user_id=request.user.pk, job_id=job_id), request.user)
         return job_response(
-            job_when_ended(user_id=request.user.pk, job_id=job_id, wait_seconds=wait_seconds), request.user
+            job_when_ended(
+                user_id=request.user.pk,
+                job_id=job_id,
+                wait_seconds=wait_seconds,
+                still_signed_in=_still_signed_in(request),
+            ),
+            request.user,
         )
 
 

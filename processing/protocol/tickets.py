@@ -1,4 +1,5 @@
-"""Transfer tickets: single-purpose, expiring, bound to one claim (and role), size- and digest-checked.
+"""Transfer tickets: single-purpose, expiring, bound to one claim (and role) and to the worker identity whose
+session holds it, size- and digest-checked.
 
 The secret is returned once and travels in the ``X-Quire-Transfer-Secret``
 header, never the URL; only its SHA-256 is stored.
@@ -97,14 +98,20 @@ class _Redeemable:
     expected_size: int | None
 
 
+# A ticket redeems only for the identity whose session holds its claim: knowing the secret is not enough.
+_HELD_BY_IDENTITY_SQL = """
+    JOIN processing_workersession AS session
+      ON session.id = attempt.session_id AND session.identity = %(identity)s
+"""
 # Every transfer looks its ticket up here: plain statements on the ticket's primary key.
-_UPLOAD_TICKET_SQL = """
+_UPLOAD_TICKET_SQL = f"""
     SELECT ticket.secret_sha256, attempt.claim_id, ticket.role, ticket.media_type, ticket.filename,
            ticket.max_bytes, ticket.expected_sha256, ticket.expected_size
     FROM processing_transferticket AS ticket
     JOIN processing_processingattempt AS attempt ON attempt.id = ticket.attempt_id
-    WHERE ticket.id = %s AND ticket.kind = 'upload_output' AND ticket.expires_at > now()
-"""
+    {_HELD_BY_IDENTITY_SQL}
+    WHERE ticket.id = %(ticket)s AND ticket.kind = 'upload_output' AND ticket.expires_at > now()
+"""  # noqa: S608  the fragment is a constant; every value is a parameter
 # The input's bytes come along only for the right secret.
 _DOWNLOAD_SQL = f"""
     SELECT ticket.secret_sha256, ticket.expected_sha256, {CLAIM_CURRENT_SQL},
@@ -113,6 +120,7 @@ _DOWNLOAD_SQL = f"""
     JOIN processing_processingattempt AS attempt ON attempt.id = ticket.attempt_id
     JOIN processing_processingjob AS job ON job.id = attempt.job_id
     JOIN processing_processingblob AS blob ON blob.id = ticket.blob_id
+    {_HELD_BY_IDENTITY_SQL}
     WHERE ticket.id = %(ticket)s AND ticket.kind = 'download_input' AND ticket.expires_at > now()
 """  # noqa: S608  the fragment is a constant; every value is a parameter
 
@@ -121,19 +129,19 @@ def _secret_sha256(secret: str) -> str:
     return hashlib.sha256((secret or "").encode()).hexdigest()
 
 
-def _upload_redeemable(ticket_id: uuid.UUID, secret: str) -> _Redeemable:
+def _upload_redeemable(ticket_id: uuid.UUID, secret: str, identity: str) -> _Redeemable:
     with prepared_cursor() as cursor:
-        row = cursor.execute(_UPLOAD_TICKET_SQL, [ticket_id]).fetchone()
+        row = cursor.execute(_UPLOAD_TICKET_SQL, {"ticket": ticket_id, "identity": identity}).fetchone()
     if row is None or not hmac.compare_digest(row[0], _secret_sha256(secret)):
         raise TicketInvalid()
     return _Redeemable(*row[1:])
 
 
-def download_redeem(*, ticket_id: uuid.UUID, secret: str) -> tuple[bytes, str]:
-    """The input bytes and their digest, while the ticket's claim is still current."""
+def download_redeem(*, ticket_id: uuid.UUID, secret: str, identity: str) -> tuple[bytes, str]:
+    """The input bytes and their digest, while the ticket's claim is still current and ``identity``'s."""
     digest = _secret_sha256(secret)
     with prepared_cursor() as cursor:
-        row = cursor.execute(_DOWNLOAD_SQL, {"ticket": ticket_id, "digest": digest}).fetchone()
+        row = cursor.execute(_DOWNLOAD_SQL, {"ticket": ticket_id, "digest": digest, "identity": identity}).fetchone()
     if row is None or not hmac.compare_digest(row[0], digest):
         raise TicketInvalid()
     _, expected_sha256, claim_current, data = row
@@ -158,6 +166,7 @@ _REDEEM_ATTEMPT_SQL = f"""
     ) AS declared
     JOIN processing_processingattempt AS attempt ON attempt.id = ticket.attempt_id
     JOIN processing_processingjob AS job ON job.id = attempt.job_id
+    {_HELD_BY_IDENTITY_SQL}
     WHERE ticket.id = %(ticket)s AND ticket.kind = 'upload_output' AND ticket.expires_at > now()
       AND ticket.secret_sha256 = %(secret_sha256)s AND {CLAIM_CURRENT_SQL}
       AND declared.sha256 = %(sha256)s AND coalesce(ticket.expected_size, %(size)s) = %(size)s
@@ -167,7 +176,7 @@ _REDEEM_ATTEMPT_SQL = f"""
 _REDEEM_SQL = staging_sql(_REDEEM_ATTEMPT_SQL)
 
 
-def upload_redeem(*, ticket_id: uuid.UUID, secret: str, data: bytes, declared: DeclaredUpload) -> dict:
+def upload_redeem(*, ticket_id: uuid.UUID, secret: str, identity: str, data: bytes, declared: DeclaredUpload) -> dict:
     """Stage the uploaded bytes for the ticket's role. The same bytes again are accepted again.
 
     A requested ticket checks the bytes against what was declared when it was issued (``declared`` is ignored);
@@ -180,6 +189,7 @@ def upload_redeem(*, ticket_id: uuid.UUID, secret: str, data: bytes, declared: D
             _REDEEM_SQL,
             {
                 "ticket": ticket_id,
+                "identity": identity,
                 "secret_sha256": _secret_sha256(secret),
                 "media_type": declared.media_type,
                 "filename": declared.filename[:255],
@@ -193,12 +203,14 @@ def upload_redeem(*, ticket_id: uuid.UUID, secret: str, data: bytes, declared: D
         staged = cursor.fetchone()
     if staged is not None:
         return {"role": staged[-1], "size": len(data), "sha256": digest}
-    return _upload_redeem_explained(ticket_id=ticket_id, secret=secret, data=data, declared=declared)
+    return _upload_redeem_explained(ticket_id=ticket_id, secret=secret, identity=identity, data=data, declared=declared)
 
 
-def _upload_redeem_explained(*, ticket_id: uuid.UUID, secret: str, data: bytes, declared: DeclaredUpload) -> dict:
+def _upload_redeem_explained(
+    *, ticket_id: uuid.UUID, secret: str, identity: str, data: bytes, declared: DeclaredUpload
+) -> dict:
     """``upload_redeem`` check by check, raising the first refusal (or staging, if all is in order by now)."""
-    ticket = _upload_redeemable(ticket_id, secret)
+    ticket = _upload_redeemable(ticket_id, secret, identity)
     if ticket.expected_sha256:
         declared = DeclaredUpload(ticket.media_type, ticket.filename, ticket.expected_sha256)
         size = ticket.expected_size

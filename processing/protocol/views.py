@@ -384,7 +384,9 @@ class TransferApi(WorkerApi):
         responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, 403: error("`ticket_invalid`.")},
     )
     def get(self, request, ticket_id: uuid.UUID):
-        data, digest = tickets.download_redeem(ticket_id=ticket_id, secret=request.headers.get(SECRET_HEADER, ""))
+        data, digest = tickets.download_redeem(
+            ticket_id=ticket_id, secret=request.headers.get(SECRET_HEADER, ""), identity=self.identity(request).name
+        )
         return HttpResponse(data, content_type="application/octet-stream", headers={quire_wire.SHA256_HEADER: digest})
 
     @extend_schema(
@@ -405,6 +407,10 @@ class TransferApi(WorkerApi):
             sha256=request.headers.get(quire_wire.SHA256_HEADER, ""),
         )
         staged = tickets.upload_redeem(
-            ticket_id=ticket_id, secret=request.headers.get(SECRET_HEADER, ""), data=data, declared=declared
+            ticket_id=ticket_id,
+            secret=request.headers.get(SECRET_HEADER, ""),
+            identity=self.identity(request).name,
+            data=data,
+            declared=declared,
         )
         return Response(staged)

@@ -268,6 +268,7 @@ class Cluster:
             "QUIRE_STORAGE_DIR": str(self.root / "storage"),
             "QUIRE_DEPLOYMENT_FILE": str(self.root / "deployment.toml"),
             "QUIRE_HTTPS": "true",
+            "QUIRE_TRUSTED_PROXIES": PROXY.address,  # HAProxy's X-Forwarded-For names the client
             "QUIRE_TEST_OPERATIONS": "true",  # echo jobs for the drill and the benchmark
             "ALLOWED_HOSTS": ",".join([PROXY.address, PROXY_NAME, *(core.address for core in CORES)]),
             "OFFICE_WARM_ON_START": "false",

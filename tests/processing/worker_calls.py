@@ -69,10 +69,10 @@ def stage_echo_output(claim: dict, data: bytes = b"echoed") -> None:
     assert response.status_code == 200, response.content
 
 
-def put_bytes(ticket: dict, data: bytes, **declared: str):
+def put_bytes(ticket: dict, data: bytes, *, client: APIClient | None = None, **declared: str):
     """PUT ``data`` on an upload ticket; ``declared`` (media_type, sha256, filename) become X-Quire-* headers."""
     headers = {f"HTTP_X_QUIRE_{name.upper()}": value for name, value in declared.items()}
-    return worker_client().generic(
+    return (client or worker_client()).generic(
         "PUT",
         ticket["url"],
         data,

@@ -3,6 +3,7 @@
 The PPTX processors rely on this classification for every way their sandboxed child can end.
 """
 
+import signal
 import threading
 from pathlib import Path
 
@@ -12,6 +13,8 @@ from quire_worker.contracts import CompletedRun, Limits, ProcessorFailure
 from quire_worker.processors import child_runner
 from quire_worker.processors.child_runner import run_child
 from quire_worker.sandbox import BwrapExecutor
+from tests.worker.conftest import WATCHED_UID
+from tests.worker.outside_signals import killed_from_outside
 
 CHILD = "tests.worker.misbehaving_child"
 # The misbehaving child lives with the tests, which a sandboxed child can neither read nor import otherwise.
@@ -101,6 +104,15 @@ def test_a_child_that_runs_out_of_memory_is_a_resource_limit(tmp_path, executor)
     failure = failure_of("hog", tmp_path, executor, limits=Limits(wall_seconds=60, memory_bytes=512 * 1024**2))
 
     assert (failure.failure_class, failure.code) == ("resource_limit", "memory_exceeded")
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGKILL, signal.SIGTERM])
+def test_a_child_killed_from_outside_is_retried_not_the_documents_fault(tmp_path, watched_executor, signal_number):
+    with killed_from_outside(WATCHED_UID, once_running=CHILD, kill=CHILD, signal_number=signal_number):
+        failure = failure_of("spin", tmp_path, watched_executor, limits=Limits(wall_seconds=90, cpu_seconds=90))
+
+    assert (failure.failure_class, failure.code) == ("transient_infrastructure", "processor_killed")
+    assert signal.Signals(signal_number).name in failure.message
 
 
 def test_a_child_that_writes_past_the_output_limit_is_a_resource_limit(tmp_path, executor):

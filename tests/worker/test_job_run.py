@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from quire_worker.contracts import ExecutorError, FailureClass, ProcessorResult
+from quire_worker.contracts import ExecutorError, FailureClass, ProcessorFailure, ProcessorResult
 from quire_worker.job_run import ActiveClaim, JobRun
 from quire_worker.processors.echo import EchoProcessor
 from quire_worker.testing import InMemoryCore, bundle_archive
@@ -172,3 +172,32 @@ def test_a_refused_upload_means_no_delivery(core, run_claim):
 
     assert len(core.uploads) == 1  # the other output went up side by side
     assert reports == []  # nothing delivered: the claim is given up and its lease will lapse
+
+
+def test_a_refused_delivery_is_reported_as_a_failure_not_left_to_the_lease(core, run_claim):
+    from quire_worker.testing import core_refuses
+
+    core.fail_next("deliver", core_refuses("invalid_text"))
+    reports = run_claim(bundle_archive({"main.tex": MAIN}))
+
+    assert reports == [("failure", "claim-0001", FailureClass.INTERNAL_CONTRACT_VIOLATION, "delivery_refused")]
+
+
+def test_a_refused_failure_report_is_sent_again_bare_keeping_its_class_and_code(core, run_claim):
+    from quire_worker.testing import core_refuses
+
+    core.fail_next("fail", core_refuses("invalid_text"))
+    rejected = ProcessorFailure(FailureClass.PROCESSOR_REJECTED, "typst_error", "main.typ:1: panicked")
+    reports = run_claim(bundle_archive({"main.tex": MAIN}), processor=ScriptedProcessor(raising(rejected)))
+
+    assert reports == [("failure", "claim-0001", FailureClass.PROCESSOR_REJECTED, "typst_error")]
+
+
+def test_a_failure_report_refused_twice_says_so_as_a_contract_violation(core, run_claim):
+    from quire_worker.testing import core_refuses
+
+    core.fail_next("fail", core_refuses("invalid_text"), core_refuses("invalid_text"))
+    rejected = ProcessorFailure(FailureClass.PROCESSOR_REJECTED, "typst_error", "main.typ:1: panicked")
+    reports = run_claim(bundle_archive({"main.tex": MAIN}), processor=ScriptedProcessor(raising(rejected)))
+
+    assert reports == [("failure", "claim-0001", FailureClass.INTERNAL_CONTRACT_VIOLATION, "failure_refused")]

@@ -7,6 +7,7 @@ const WORDS = {
 
 const CLOSED = {
   4400: "The connection was refused as malformed; reload the page.",
+  4401: "You were signed out; sign in again to keep working.",
   4403: "You can no longer edit this document; reload the page.",
   4410: "This document was deleted.",
   4413: "That change would make the document too large, so it was not saved.",

@@ -145,6 +145,7 @@ function start() {
   });
   pane.back?.addEventListener("click", () => document.dispatchEvent(new CustomEvent("quire:show-build-pdf")));
   document.body.addEventListener("quire:access-lost", () => pane.withdraw());
+  document.body.addEventListener("quire:signed-out", () => pane.withdraw());
   synctexInstall(pane);
   const preview = document.querySelector("[data-office-preview]");
   if (preview) pane.show({ kind: "preview", url: preview.dataset.src, title: preview.dataset.title });

@@ -4,6 +4,7 @@
 //   quire:project-changed {what: "output" | "tree" | "all"}   (on document.body, where htmx listens)
 //   quire:role-changed    {role}
 //   quire:access-lost                                        (the server closed with 4403: no reconnecting)
+//   quire:signed-out                                         (4401: the sign-in ended; no reconnecting)
 // After a reconnect everything may have changed meanwhile, so "all" is announced.
 const PING_MILLISECONDS = 25000; // a page that says nothing for the server's idle timeout is closed
 const BACKOFF_MILLISECONDS = [500, 1000, 2000, 4000, 8000];
@@ -31,8 +32,8 @@ export class ProjectEvents {
     socket.addEventListener("message", (event) => this.received(JSON.parse(event.data)));
     socket.addEventListener("close", (event) => {
       clearInterval(this.ping);
-      if (event.code === 4403) {
-        announce("quire:access-lost", {});
+      if (event.code === 4403 || event.code === 4401) {
+        announce(event.code === 4403 ? "quire:access-lost" : "quire:signed-out", {});
         return;
       }
       if (event.code >= 4400 && event.code < 4500) return; // final: reconnecting cannot help

@@ -25,8 +25,8 @@ function roleShow(page, role) {
   }
 }
 
-function accessLost(page) {
-  document.querySelector("[data-access-lost]")?.removeAttribute("hidden");
+function accessLost(page, notice = "[data-access-lost]") {
+  document.querySelector(notice)?.removeAttribute("hidden");
   page.dataset.role = "";
   document.querySelectorAll("[data-tree-toolbar], #processing-actions").forEach((element) => (element.hidden = true));
 }
@@ -41,6 +41,7 @@ function start() {
     tree.refresh();
   });
   document.body.addEventListener("quire:access-lost", () => accessLost(page));
+  document.body.addEventListener("quire:signed-out", () => accessLost(page, "[data-signed-out]"));
   const events = new ProjectEvents(socketUrl(page.dataset.eventsPath));
   events.start();
   window.quireProject = { events, tree }; // tests reach the page's parts here

@@ -4,8 +4,13 @@ import threading
 import time
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.db import connection, connections
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
 
+from access.models import ApiToken
 from processing.models import JobState, ProcessingJob
 from processing.queue.wakeups import wakeups
 from tests.factories import ProjectFactory, UserFactory
@@ -110,3 +115,49 @@ def test_another_users_job_is_not_found_even_when_waiting(api_client_for, owner_
 
     assert response.status_code == 404
     assert not wakeups.is_watched(job_id)
+
+
+def _signed_in_client(user):
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def _signed_out(session_cookie: str) -> None:
+    elsewhere = Client()  # the waiting client is busy with its request
+    elsewhere.cookies["sessionid"] = session_cookie
+    assert elsewhere.post(reverse("access:logout")).status_code == 302
+
+
+ENDINGS = {
+    "token_revoked": lambda user, client: ApiToken.objects.filter(user=user).update(revoked_at=timezone.now()),
+    "signed_out": lambda user, client: _signed_out(client.cookies["sessionid"].value),
+    "deactivated": lambda user, client: get_user_model().objects.filter(pk=user.pk).update(is_active=False),
+    "password_changed": lambda user, client: (user.set_password("changed meanwhile"), user.save()),
+}
+
+
+@pytest.mark.parametrize("ending", ENDINGS)
+def test_a_wait_ends_not_authenticated_once_its_sign_in_ends(owner, owner_client, project, ending):
+    job_id = submit_build(owner_client, project).json()["id"]
+    waiter = owner_client if ending == "token_revoked" else _signed_in_client(owner)
+    watched = threading.Event()
+
+    def end_the_sign_in_once_watched():
+        try:
+            while not wakeups.is_watched(job_id):
+                time.sleep(0.01)
+            ENDINGS[ending](owner, waiter)
+            watched.set()
+        finally:
+            connection.close()
+
+    ender = threading.Thread(target=end_the_sign_in_once_watched, daemon=True)
+    ender.start()
+
+    # The job never ends and the wait would last 30 s: only the access check can answer before.
+    response = waiter.get(f"/v1/processing/jobs/{job_id}?wait=30")
+
+    ender.join(timeout=30)
+    assert watched.is_set()
+    assert (response.status_code, response.json()["error"]["code"]) == (401, "not_authenticated")

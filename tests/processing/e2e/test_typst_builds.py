@@ -123,3 +123,23 @@ def test_a_registry_package_is_an_unsupported_dependency_naming_it(owner, author
 
     assert job["state"] == "failed" and job["failure"]["class"] == "unsupported_dependency"
     assert "@preview/cetz:0.3.0" in job["failure"]["message"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    ['#panic("a\\u{0}b")\n', '#assert(false, message: "x\\u{0}y")\n'],
+    ids=["panic", "assert"],
+)
+def test_a_typst_error_holding_a_nul_reaches_the_author_as_theirs_on_the_first_attempt(
+    owner, author, typst_agent, source
+):
+    project = _typst_project(owner, source)
+
+    job = _finished(author, _build(owner, project, "nul"))
+
+    assert (job["state"], job["failure"]["class"], job["attempt_count"]) == ("failed", "processor_rejected", 1), job
+    assert "\ufffd" in job["failure"]["message"]
+    _, diagnostics, _ = author.json(
+        "GET", f"/v1/processing/jobs/{job['id']}/diagnostics", headers={"Accept": "application/json"}
+    )
+    assert "replaced by U+FFFD" in diagnostics["log"]

@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from processing.models import ProcessingAttempt, WorkerRequest, WorkerSession
+from processing.models import ProcessingAttempt, StagedOutput, WorkerRequest, WorkerSession
 from processing.submission.submit import job_submit
 from tests.factories import ProjectFactory
 from tests.processing.factories import WORKER_TOKEN, WORKER_TOKEN_SHA256
@@ -289,6 +289,25 @@ def test_transfer_tickets_need_their_secret(claimed):
     right = worker_client().get(download["url"], HTTP_X_QUIRE_TRANSFER_SECRET=download["secret"])
     assert (wrong.status_code, missing.status_code, right.status_code) == (403, 403, 200)
     assert hashlib.sha256(right.content).hexdigest() == claim["input"]["sha256"]
+
+
+@pytest.mark.django_db
+def test_another_identity_knowing_a_tickets_secret_can_neither_download_nor_upload(claimed):
+    _, claim = claimed
+    download, upload = claim["input"]["download"], claim["uploads"]["echo"]
+    other = worker_client(OTHER_TOKEN)
+    output = b"another identity's output"
+    declared = {"media_type": "application/octet-stream", "sha256": hashlib.sha256(output).hexdigest()}
+
+    taken = other.get(download["url"], HTTP_X_QUIRE_TRANSFER_SECRET=download["secret"])
+    planted = put_bytes(upload, output, client=other, **declared)
+
+    assert (taken.status_code, planted.status_code) == (403, 403)
+    assert (taken.json()["error"]["code"], planted.json()["error"]["code"]) == ("ticket_invalid", "ticket_invalid")
+    assert not StagedOutput.objects.exists()
+    holder = worker_client().get(download["url"], HTTP_X_QUIRE_TRANSFER_SECRET=download["secret"])
+    assert holder.status_code == 200
+    assert put_bytes(upload, output, **declared).status_code == 200
 
 
 @pytest.mark.django_db

@@ -5,8 +5,8 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from django.utils import timezone
 
+from processing.clock import db_now
 from processing.configuration import limits
 from processing.models import IdempotencyReservation, JobState, OutboxEvent, ProcessingJob, StagedOutput
 from processing.submission.submit import job_submit
@@ -31,7 +31,7 @@ def preparing_job(owner, *, deadline_in: timedelta) -> ProcessingJob:
         requester_id=owner.pk,
         state=JobState.PREPARING,
         options_digest="0" * 64,
-        deadline_at=timezone.now() + deadline_in,
+        deadline_at=db_now() + deadline_in,
     )
 
 
@@ -59,7 +59,7 @@ def test_staged_outputs_of_an_ended_attempt_are_dropped_after_the_grace_and_not_
     orphan = staged_output_of_a_failed_attempt(owner)
 
     assert staged_orphans_delete() == 0, "within the grace period"
-    StagedOutput.objects.filter(pk=orphan.pk).update(created_at=timezone.now() - STAGED_GRACE - timedelta(seconds=1))
+    StagedOutput.objects.filter(pk=orphan.pk).update(created_at=db_now() - STAGED_GRACE - timedelta(seconds=1))
     assert staged_orphans_delete() == 1
     assert not StagedOutput.objects.filter(pk=orphan.pk).exists()
 
@@ -68,7 +68,7 @@ def test_staged_outputs_of_a_running_attempt_stay_however_old(owner):
     worker.queue_echo_jobs(owner, 1)
     claim = worker.claim_the_next_job(worker.session_with_one_echo_slot())
     worker.stage_echo_output(claim)
-    StagedOutput.objects.update(created_at=timezone.now() - timedelta(days=1))
+    StagedOutput.objects.update(created_at=db_now() - timedelta(days=1))
 
     assert staged_orphans_delete() == 0
     assert StagedOutput.objects.filter(attempt__claim_id=claim["claim_id"]).exists()
@@ -82,7 +82,7 @@ def test_an_expired_idempotency_key_is_forgotten_and_may_name_a_new_job(owner):
     kept = job_submit(
         actor_id=owner.pk, operation_name=worker.ECHO, idempotency_key="other", project_id=project.pk
     ).job_id
-    IdempotencyReservation.objects.filter(key="key").update(expires_at=timezone.now() - timedelta(seconds=1))
+    IdempotencyReservation.objects.filter(key="key").update(expires_at=db_now() - timedelta(seconds=1))
 
     assert records_expire() >= 1
 
@@ -92,7 +92,7 @@ def test_an_expired_idempotency_key_is_forgotten_and_may_name_a_new_job(owner):
 
 
 def outbox_event(*, dispatched_days_ago: float | None) -> OutboxEvent:
-    now = timezone.now()
+    now = db_now()
     dispatched = None if dispatched_days_ago is None else now - timedelta(days=dispatched_days_ago)
     return OutboxEvent.objects.create(
         kind="test", payload={}, created_at=now, available_at=now, dispatched_at=dispatched
@@ -104,7 +104,7 @@ def test_dispatched_outbox_events_are_retired_after_retention_and_pending_ones_n
     old = outbox_event(dispatched_days_ago=retention + 1)
     recent = outbox_event(dispatched_days_ago=retention - 1)
     pending = outbox_event(dispatched_days_ago=None)
-    OutboxEvent.objects.filter(pk=pending.pk).update(created_at=timezone.now() - timedelta(days=retention + 1))
+    OutboxEvent.objects.filter(pk=pending.pk).update(created_at=db_now() - timedelta(days=retention + 1))
 
     assert outbox_retire() == 1
 

@@ -5,8 +5,8 @@ promise of the invariant checker holding."""
 from datetime import timedelta
 
 import pytest
-from django.utils import timezone
 
+from processing.clock import db_now
 from processing.models import AttemptState, JobState, ProcessingAttempt, ProcessingJob, SessionState, WorkerSession
 from processing.queue.claims import claim_acquire
 from processing.upkeep.invariants import check_all
@@ -28,20 +28,20 @@ def jobs_with_lost_leases() -> list[str]:
     session = WorkerSessionFactory(processors={worker.ECHO: LOST})
     for _ in job_ids:
         assert claim_acquire(session_id=session.pk, offers={worker.ECHO: 1}) is not None
-    ProcessingAttempt.objects.filter(session=session).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    ProcessingAttempt.objects.filter(session=session).update(lease_expires_at=db_now() - timedelta(seconds=1))
     return job_ids
 
 
 def jobs_past_their_queue_deadline(owner) -> list:
     jobs = ProcessingJob.objects.filter(pk__in=worker.queue_echo_jobs(owner, EXPIRED))
-    jobs.update(deadline_at=timezone.now() - timedelta(seconds=1))
+    jobs.update(deadline_at=db_now() - timedelta(seconds=1))
     return list(jobs.values_list("pk", flat=True))
 
 
 def test_three_sweeps_at_once_do_each_piece_of_work_once(owner):
     lost = jobs_with_lost_leases()
     past_deadline = jobs_past_their_queue_deadline(owner)
-    gone = WorkerSessionFactory(expires_at=timezone.now() - timedelta(seconds=1))
+    gone = WorkerSessionFactory(expires_at=db_now() - timedelta(seconds=1))
     reports = []
 
     errors = run_together(*[lambda: reports.append(sweep()) for _ in range(3)])

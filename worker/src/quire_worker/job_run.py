@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from quire_wire.text import storable
 from quire_worker.client import CoreClient, CoreError, CoreUnavailable
 from quire_worker.contracts import (
     Diagnostics,
@@ -38,14 +39,34 @@ class ActiveClaim:
         return self.claim["claim_id"]
 
 
+# Core's answers to a claim's call that mean the claim is no longer this agent's: nothing more to report.
+CLAIM_GONE_CODES = frozenset({"claim_lost", "session_gone", "session_not_found"})
+
+
 def _diagnostics_payload(diagnostics: Diagnostics) -> dict:
-    return {
-        "log": diagnostics.log,
-        "entries": [
-            {"file": d.file, "line": d.line, "severity": d.severity, "message": d.message[:2000]}
-            for d in diagnostics.entries[:1000]
-        ],
-    }
+    """What the protocol carries of ``diagnostics``: every text storable, with a note when some were not."""
+    replaced = 0
+
+    def text(value: str | None) -> str | None:
+        nonlocal replaced
+        if value is None:
+            return None
+        cleaned, count = storable(value)
+        replaced += count
+        return cleaned
+
+    entries = [
+        {"file": text(d.file), "line": d.line, "severity": d.severity, "message": text(d.message[:2000])}
+        for d in diagnostics.entries[:1000]
+    ]
+    log = text(diagnostics.log)
+    if replaced:
+        log += f"\n[Quire: {replaced} NUL or unpaired-surrogate characters were replaced by U+FFFD]\n"
+    return {"log": log, "entries": entries}
+
+
+def _storable(value: str) -> str:
+    return storable(value)[0]
 
 
 def _limits_for(claim: dict) -> Limits:
@@ -117,10 +138,18 @@ class JobRun:
         with self._timed("upload"):
             self._upload_all(result.outputs)
         offers = {self.active.claim["operation"]: 1} if self.successor_wanted() else None
+        diagnostics = _diagnostics_payload(result.diagnostics)
         with self._timed("delivery"):
-            outcome = self.client.deliver(
-                claim_id=self.active.claim_id, diagnostics=_diagnostics_payload(result.diagnostics), offers=offers
-            )
+            try:
+                outcome = self.client.deliver(claim_id=self.active.claim_id, diagnostics=diagnostics, offers=offers)
+            except CoreError as refusal:
+                if refusal.code in CLAIM_GONE_CODES:
+                    raise
+                # Left alone, the job would wait for its lease to expire and be retried into the same refusal.
+                message = f"Core refused the result ({refusal.code}): {refusal.message}"
+                failure = ProcessorFailure(FailureClass.INTERNAL_CONTRACT_VIOLATION, "delivery_refused", message)
+                self._report_failure(failure, diagnostics=diagnostics)
+                return
         self.successors = outcome.get("claims") or []
         logger.info("delivered", extra={**self.log, "job_state": outcome.get("job_state"), **self.timings_ms})
 
@@ -146,6 +175,22 @@ class JobRun:
         with ThreadPoolExecutor(max_workers=min(len(outputs), 4), thread_name_prefix="upload") as pool:
             for done in [pool.submit(upload, output) for output in outputs]:
                 done.result()  # re-raises the first refusal or unavailability
+
+    def _report_refused_failure(self, report: dict, refusal: CoreError) -> dict:
+        """Core refused a failure report: the failure still reaches the author, as theirs if Core takes its bare
+        class, code and message, as a contract violation naming the refusal if not. Never left to lease expiry."""
+        logger.warning("core refused the failure report", extra={**self.log, "code": refusal.code})
+        bare = {**report, "message": report["message"][:2000], "diagnostics": {"log": "", "entries": []}}
+        try:
+            return self.client.fail(**bare)
+        except CoreError as again:
+            if again.code in CLAIM_GONE_CODES:
+                raise
+            message = f"Core refused the failure report ({again.code}): {again.message}"[:2000]
+            return self.client.fail(
+                **{**bare, "failure_class": FailureClass.INTERNAL_CONTRACT_VIOLATION, "code": "failure_refused",
+                   "message": message}
+            )  # fmt: skip
 
     def _prepare(self) -> tuple[Path, Path]:
         """Download and verify the input and lay it out; ProcessorFailure when that fails."""
@@ -204,20 +249,26 @@ class JobRun:
             return True
         return False
 
-    def _report_failure(self, failure: ProcessorFailure) -> None:
+    def _report_failure(self, failure: ProcessorFailure, *, diagnostics: dict | None = None) -> None:
         if self.active.lost.is_set():
             return
         if self.active.cancel.is_set():
             failure = ProcessorFailure(
                 FailureClass.WORKER_INTERRUPTED, "cancelled", "Cancelled on request.", failure.diagnostics
             )
-        outcome = self.client.fail(
-            claim_id=self.active.claim_id,
-            failure_class=failure.failure_class,
-            code=failure.code,
-            message=failure.message,
-            diagnostics=_diagnostics_payload(failure.diagnostics),
-        )
+        report = {
+            "claim_id": self.active.claim_id,
+            "failure_class": failure.failure_class,
+            "code": _storable(failure.code),
+            "message": _storable(failure.message),
+            "diagnostics": diagnostics or _diagnostics_payload(failure.diagnostics),
+        }
+        try:
+            outcome = self.client.fail(**report)
+        except CoreError as refusal:
+            if refusal.code in CLAIM_GONE_CODES:
+                raise
+            outcome = self._report_refused_failure(report, refusal)
         state = outcome.get("job_state")
         logger.info(
             "reported failure",

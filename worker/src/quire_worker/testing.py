@@ -160,6 +160,8 @@ class InMemoryCore:
             return {"role": role}
 
     def fail(self, *, claim_id: str, failure_class: str, code: str, message: str, diagnostics: dict) -> dict:
+        with self._lock:
+            self._raise_scripted("fail")
         return self._report(("failure", claim_id, failure_class, code))
 
     def release(self, *, claim_id: str) -> dict:
@@ -169,6 +171,8 @@ class InMemoryCore:
 
     def deliver(self, *, claim_id: str, diagnostics: dict, offers: dict[str, int] | None = None) -> dict:
         """As Core does: the delivery frees its claim's slot, then claims for ``offers`` come with the answer."""
+        with self._lock:
+            self._raise_scripted("deliver")
         answer = self._report(("delivery", claim_id))
         with self._lock:
             successors = self._take(offers or {}, sum((offers or {}).values()))

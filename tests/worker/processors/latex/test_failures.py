@@ -1,11 +1,15 @@
 """Every way a LaTeX build fails ends in one classified ProcessorFailure with the log attached."""
 
+import signal
+
 import pytest
 
 from quire_worker.contracts import FailureClass, Limits, ProcessorFailure
 from quire_worker.processors.latex.diagnostics import MAX_ENTRIES
 from quire_worker.sandbox import BwrapExecutor
 from tests.worker.bundles import article
+from tests.worker.conftest import WATCHED_UID
+from tests.worker.outside_signals import killed_from_outside
 
 
 def failure_of(build, **kwargs) -> ProcessorFailure:
@@ -136,3 +140,16 @@ def test_a_sandbox_that_cannot_start_is_transient_infrastructure(bundle, build, 
         FailureClass.TRANSIENT_INFRASTRUCTURE,
         "sandbox_unavailable",
     )
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGKILL, signal.SIGTERM])
+def test_a_compiler_killed_from_outside_is_retried_not_the_documents_fault(
+    bundle, build, watched_executor, signal_number
+):
+    bundle({"main.tex": article(r"\def\spin{\spin}\spin")})
+
+    with killed_from_outside(WATCHED_UID, once_running="pdflatex", kill="latexmk", signal_number=signal_number):
+        failure = failure_of(build, executor=watched_executor, limits=Limits(wall_seconds=90, cpu_seconds=90))
+
+    assert (failure.failure_class, failure.code) == (FailureClass.TRANSIENT_INFRASTRUCTURE, "compiler_killed")
+    assert signal.Signals(signal_number).name in failure.message

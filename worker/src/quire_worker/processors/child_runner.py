@@ -136,9 +136,11 @@ def _raise_for_interruption(completed, log: str) -> None:
 _SIGNAL_VERDICTS = {
     signal.SIGXCPU: ("cpu_time_exceeded", "The conversion used more CPU time than its limit allows."),
     signal.SIGXFSZ: ("file_size_exceeded", "The conversion tried to write a file larger than its limit."),
-    signal.SIGKILL: ("memory_exceeded", "The conversion was killed, most likely for exceeding its memory."),
     signal.SIGABRT: ("memory_exceeded", "The conversion aborted, most likely for exceeding its memory."),
 }
+# Signals the runner never sends itself (its wall limit and cancellation are flagged on the run): the host's
+# OOM killer, an operator, a shutdown. Not the document's fault, so Core retries the job.
+_KILLED_FROM_OUTSIDE = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT})
 
 
 def _failure_from_exit(returncode: int | None, log: str) -> ProcessorFailure:
@@ -146,6 +148,9 @@ def _failure_from_exit(returncode: int | None, log: str) -> ProcessorFailure:
     if returncode is not None and returncode < 0 and -returncode in _SIGNAL_VERDICTS:
         code, message = _SIGNAL_VERDICTS[-returncode]
         return ProcessorFailure(FailureClass.RESOURCE_LIMIT, code, message, diagnostics)
+    if returncode is not None and returncode < 0 and -returncode in _KILLED_FROM_OUTSIDE:
+        message = f"The conversion was stopped from outside ({signal.Signals(-returncode).name}); it will be retried."
+        return ProcessorFailure(FailureClass.TRANSIENT_INFRASTRUCTURE, "processor_killed", message, diagnostics)
     message = f"The conversion ended (exit status {returncode}) without reporting an outcome."
     return ProcessorFailure(FailureClass.INTERNAL_CONTRACT_VIOLATION, "child_crashed", message, diagnostics)
 

@@ -1,6 +1,7 @@
 """Which failure class a finished LaTeX build belongs to (docs/architecture.md §13), or none."""
 
 import re
+import signal
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -23,6 +24,11 @@ CPU_EXHAUSTED = "CPU time limit exceeded"
 FILE_TOO_BIG = "File size limit exceeded"
 # TeX's own fixed-size tables, or the address-space limit as the engines report it.
 MEMORY_EXHAUSTED = re.compile(r"TeX capacity exceeded|memory exhausted|not enough memory|out of memory", re.I)
+# Signals that end latexmk from outside the build: the host's OOM killer, an operator, a shutdown. The
+# processor's own kills (wall limit, cancellation) are flagged on the run and judged before these.
+KILLED_FROM_OUTSIDE = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT})
+# latexmk traps the catchable ones and exits with a status of its own, saying which it caught.
+LATEXMK_CAUGHT = re.compile(r"^Caught a SIG(?P<name>[A-Z]+)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -37,7 +43,7 @@ class BuildEvidence:
 
 def classify_build(evidence: BuildEvidence, limits: Limits) -> ProcessorFailure | None:
     """The failure this build ended in, or None when its PDF can be published."""
-    for check in (_stopped, _resource_exhausted, _missing_dependency, _rejected):
+    for check in (_stopped, _resource_exhausted, _killed, _missing_dependency, _rejected):
         code_and_message = check(evidence, limits)
         if code_and_message is not None:
             failure_class, code, message = code_and_message
@@ -68,6 +74,22 @@ def _resource_exhausted(evidence: BuildEvidence, limits: Limits) -> tuple[str, s
     if exhausted and not evidence.pdf_produced:
         return FailureClass.RESOURCE_LIMIT, "memory_limit", "the build ran out of memory"
     return None
+
+
+def _killed(evidence: BuildEvidence, limits: Limits) -> tuple[str, str, str] | None:
+    """latexmk ended by a signal nobody in the build sent: not the document's fault, so worth another try."""
+    returncode = evidence.run.returncode
+    if returncode is not None and returncode < 0 and -returncode in KILLED_FROM_OUTSIDE:
+        name = signal.Signals(-returncode).name
+    elif (caught := LATEXMK_CAUGHT.search(evidence.stderr)) and f"SIG{caught['name']}" in _KILLED_NAMES:
+        name = f"SIG{caught['name']}"
+    else:
+        return None
+    message = f"the compiler was stopped from outside the build ({name})"
+    return FailureClass.TRANSIENT_INFRASTRUCTURE, "compiler_killed", message
+
+
+_KILLED_NAMES = frozenset(killed.name for killed in KILLED_FROM_OUTSIDE)
 
 
 def _missing_dependency(evidence: BuildEvidence, limits: Limits) -> tuple[str, str, str] | None:

@@ -1,0 +1,44 @@
+"""Signals sent to a job's processes from outside the build, as the host's OOM killer or an operator would."""
+
+import contextlib
+import os
+import threading
+from pathlib import Path
+
+from tests.worker.polling import wait_until
+
+
+def processes_of(uid: int, *, running: str) -> list[int]:
+    """The pids of ``uid``'s processes with an argument naming ``running`` (a program's base name)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if entry.stat().st_uid != uid:
+                continue
+            arguments = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # ended while we looked
+            continue
+        if any(os.path.basename(argument.decode(errors="replace")) == running for argument in arguments):
+            found.append(int(entry.name))
+    return found
+
+
+@contextlib.contextmanager
+def killed_from_outside(uid: int, *, once_running: str, kill: str, signal_number: int):
+    """Within the block, once ``once_running`` runs as ``uid``, send ``signal_number`` to its ``kill`` process."""
+    sent = threading.Event()
+
+    def send() -> None:
+        wait_until(lambda: processes_of(uid, running=once_running), timeout=60)
+        for pid in processes_of(uid, running=kill):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal_number)
+                sent.set()
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
+    yield
+    sender.join(timeout=60)
+    assert sent.is_set(), f"no {kill} process of uid {uid} was there to signal"
