@@ -72,7 +72,12 @@ lint: install
 	$(MAKE) --no-print-directory $(NODE_MODULES)
 	cd frontend && node build.mjs --check
 
+# The outbox relay's AMQP tests publish to a real RabbitMQ: found on loopback, or installed and started.
+AMQP_URL ?= amqp://guest:guest@127.0.0.1:5672/%2F
+export AMQP_URL
+
 test: install worker-venv system-packages-test lint bundle
+	scripts/rabbitmq.sh
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 	$(PY) -m pytest $(PYTEST_ARGS)

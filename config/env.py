@@ -38,10 +38,14 @@ env = environ.Env(
     QUIRE_STORAGE_DIR=(str, str(VAR_DIR / "storage")),
     QUIRE_LOG_LEVEL=(str, "INFO"),
     QUIRE_METRICS_PUBLIC=(bool, False),
-    # Office previews (office/): converter slots, limits and caches of the host. With OFFICE_HOST_SOCKET set, the
-    # server processes send previews to the machine's one host (`manage.py office_host`) listening there.
+    # Office previews (office/): converter slots, limits and caches of the host. By default the server processes
+    # send previews to the machine's one host (`manage.py office_host`, which `make run` starts) on
+    # OFFICE_HOST_SOCKET (default var/office.sock); OFFICE_HOST=process gives each server process its own.
+    OFFICE_HOST=(str, "shared"),
     OFFICE_HOST_SOCKET=(str, ""),
     OFFICE_SLOTS=(int, 2),
+    # The paper of a sheet that names none (libpaper's names: a4, letter, legal, a3, …)
+    OFFICE_PAPER_SIZE=(str, "a4"),
     OFFICE_CONVERSION_TIMEOUT_SECONDS=(float, 30.0),
     OFFICE_START_TIMEOUT_SECONDS=(float, 60.0),
     OFFICE_MAX_CONVERSIONS_PER_SLOT=(int, 200),

@@ -4,6 +4,9 @@ import secrets
 import sys
 from datetime import timedelta
 
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
+
 from config.env import BASE_DIR, VAR_DIR, env
 from config.https import https_settings
 
@@ -77,9 +80,28 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "axes.middleware.AxesMiddleware",
 ]
+
+# Every page's scripts, styles, workers and fonts come from Quire itself: no inline script, no style attribute or
+# inline style but the editor's own (by the response's nonce), no eval (PDF.js is told not to; htmx too). The
+# browser's WebAssembly compilers need 'wasm-unsafe-eval', nothing more. Tested by loading every page in Chromium
+# with violations failing the test (tests/web/test_content_security_policy.py).
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF, CSP.WASM_UNSAFE_EVAL],
+    "style-src": [CSP.SELF, CSP.NONCE],  # the nonce: CodeMirror's own <style> (frontend/src/editor/setup.js)
+    "img-src": [CSP.SELF, "data:", "blob:"],
+    "font-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "worker-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.SELF],
+}
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -95,6 +117,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.csp",
             ],
         },
     },
@@ -282,7 +305,11 @@ QUIRE_TEST_OPERATIONS = env.bool("QUIRE_TEST_OPERATIONS", default=False)
 QUIRE_MAX_REQUEST_BYTES = env.int("QUIRE_MAX_REQUEST_BYTES", default=160 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = QUIRE_MAX_REQUEST_BYTES
 
-OFFICE_HOST_SOCKET = env("OFFICE_HOST_SOCKET")
+OFFICE_HOST = env("OFFICE_HOST")  # "shared": the machine's one host on OFFICE_HOST_SOCKET; "process": one each
+if OFFICE_HOST not in ("shared", "process"):
+    raise ImproperlyConfigured(f"OFFICE_HOST is 'shared' or 'process', not {OFFICE_HOST!r}.")
+OFFICE_HOST_SOCKET = env("OFFICE_HOST_SOCKET") or str(VAR_DIR / "office.sock")
+OFFICE_PAPER_SIZE = env("OFFICE_PAPER_SIZE")
 OFFICE_SLOTS = env("OFFICE_SLOTS")
 OFFICE_CONVERSION_TIMEOUT_SECONDS = env("OFFICE_CONVERSION_TIMEOUT_SECONDS")
 OFFICE_START_TIMEOUT_SECONDS = env("OFFICE_START_TIMEOUT_SECONDS")

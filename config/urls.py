@@ -1,6 +1,8 @@
 from django.conf import settings
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path, register_converter
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from access.api.views import MemberDeleteApi, MemberListApi
@@ -93,6 +95,8 @@ urlpatterns = [
     path(f"{PROTOCOL_PREFIX.removeprefix('/')}/", include("processing.protocol.urls")),
     path("metrics", metrics_view, name="metrics"),
     path("healthz", healthz, name="healthz"),
+    # Pages without a <link rel="icon"> (the admin's) make browsers ask here.
+    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True), name="favicon"),
     path("admin/", admin.site.urls),
     path("", include("access.urls")),
     path("", include("workspace.urls")),

@@ -141,7 +141,8 @@ class VersionPdf:
     version_id: uuid.UUID
     number: int
     filename: str
-    data: bytes
+    pdf_blob_id: int  # Processing's blob: the bytes are streamed from it, never read whole
+    size_bytes: int
 
 
 def library_version_pdf_for(
@@ -154,7 +155,7 @@ def library_version_pdf_for(
     version = next((version for version in document.versions if version.id == wanted), None)
     if version is None:
         raise LibraryDocumentNotFound("No such version of this document.")
-    return VersionPdf(version.id, version.number, version.filename, processing.blob_read(version.pdf_blob_id))
+    return VersionPdf(version.id, version.number, version.filename, version.pdf_blob_id, version.size_bytes)
 
 
 def library_search_for(*, user_id: int, project_id: uuid.UUID, query: str | None, limit: int = 20) -> list:

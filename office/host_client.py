@@ -27,7 +27,9 @@ CALL_TIMEOUT = 5.0  # figures, switches and prewarm admission: local and quick, 
 
 def _unreachable(reason: str) -> ConverterUnavailable:
     return ConverterUnavailable(
-        "The Office preview service of this machine is not answering; retry shortly.", details={"reason": reason}
+        "The Office preview service of this machine is not answering; retry shortly. (Operators: it is "
+        "`manage.py office_host`, which `make run` starts; OFFICE_HOST=process gives each server its own.)",
+        details={"reason": reason},
     )
 
 

@@ -41,6 +41,7 @@ class EngineConfig:
     allow_unsandboxed: bool = False  # the operator's explicit opt-out of office/sandbox.py
     sandbox_uids_start: int = 1_000_002_000  # slot i runs as this + i
     sandbox_limits: SandboxLimits = field(default_factory=SandboxLimits)
+    paper_size: str = "a4"  # for a sheet that names none (libpaper's PAPERSIZE, which LibreOffice reads)
 
 
 class LibreOfficeEngine:
@@ -196,6 +197,7 @@ class LibreOfficeEngine:
             start_timeout=config.start_timeout,
             uids_start=config.sandbox_uids_start,
             limits=config.sandbox_limits,
+            paper_size=config.paper_size,
         )
         return self._command
 

@@ -25,13 +25,13 @@ logger = logging.getLogger(__name__)
 
 
 def host() -> runtime.HostRuntime | RemoteHost:
-    """This process's conversion host, started (and its converters warmed) on first use; with
-    ``OFFICE_HOST_SOCKET`` set, the machine's shared host that ``manage.py office_host`` serves there."""
+    """The machine's shared conversion host, which ``manage.py office_host`` serves on ``OFFICE_HOST_SOCKET``
+    (the default); with ``OFFICE_HOST=process``, this process's own, started (and warmed) on first use."""
     return runtime.host_runtime(_host_from_settings)
 
 
 def _host_from_settings() -> runtime.HostRuntime | RemoteHost:
-    if settings.OFFICE_HOST_SOCKET:
+    if settings.OFFICE_HOST == "shared":
         return RemoteHost(settings.OFFICE_HOST_SOCKET)
     return runtime_from_settings()
 
@@ -149,6 +149,7 @@ def runtime_from_settings() -> runtime.HostRuntime:
         uno_python=settings.OFFICE_UNO_PYTHON,
         allow_unsandboxed=settings.OFFICE_ALLOW_UNSANDBOXED,
         sandbox_uids_start=settings.OFFICE_SANDBOX_UIDS_START,
+        paper_size=settings.OFFICE_PAPER_SIZE,
     )
     return runtime.HostRuntime(
         engine_factory=lambda: LibreOfficeEngine(engine),

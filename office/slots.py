@@ -50,6 +50,7 @@ class SlotCommand:
     start_timeout: float
     uids_start: int = 1_000_002_000
     limits: SandboxLimits = field(default_factory=SandboxLimits)
+    paper_size: str = "a4"
 
 
 class Slot:
@@ -94,7 +95,7 @@ class Slot:
                 stderr=log,
                 start_new_session=True,
                 cwd=directory,
-                env=_bridge_environment(directory),
+                env=_bridge_environment(directory, command.paper_size),
             )
         slot = cls(index=index, directory=directory, name=name, process=process)
         try:
@@ -143,10 +144,13 @@ def _profile_discard(profile: Path) -> None:
     shutil.rmtree(profile, ignore_errors=True)
 
 
-def _bridge_environment(directory: Path) -> dict[str, str]:
-    """Only what LibreOffice needs: the converter never sees Quire's credentials or database URL."""
+def _bridge_environment(directory: Path, paper_size: str) -> dict[str, str]:
+    """Only what LibreOffice needs: the converter never sees Quire's credentials or database URL. A sheet that
+    names no paper size is laid out on ``paper_size``: LibreOffice asks libpaper, which reads ``PAPERSIZE``
+    (without it, the machine's /etc/papersize or its locale decide, Letter on many a US-configured host)."""
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(directory),
         "LANG": "C.UTF-8",
+        "PAPERSIZE": paper_size,
     }

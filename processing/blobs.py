@@ -39,3 +39,32 @@ def blob_put(data: bytes, *, sha256: str | None = None) -> int:
 
 def blob_read(blob_id: int) -> bytes:
     return bytes(ProcessingBlob.objects.values_list("data", flat=True).get(pk=blob_id))
+
+
+class BlobWindow:
+    """``length`` bytes of a blob from ``start``, read a chunk per statement (``substring`` on the column, which
+    PostgreSQL serves from the TOAST chunks it needs: the column is stored uncompressed, migration 0022), so a
+    download never holds more than a chunk in memory."""
+
+    def __init__(self, blob_id: int, start: int, length: int):
+        self._blob_id, self._offset, self._left = blob_id, start, length
+
+    def read(self, size: int) -> bytes:
+        size = min(size, self._left)
+        if size <= 0:
+            return b""
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT substring(data FROM %s FOR %s) FROM {ProcessingBlob._meta.db_table} WHERE id = %s",  # noqa: S608
+                [self._offset + 1, size, self._blob_id],
+            )
+            row = cursor.fetchone()
+        if row is None or not row[0]:
+            raise ProcessingBlob.DoesNotExist(f"blob {self._blob_id} ended before its length")
+        data = bytes(row[0])
+        self._offset += len(data)
+        self._left -= len(data)
+        return data
+
+    def close(self) -> None:
+        pass

@@ -10,7 +10,7 @@ import uuid
 
 from processing.api.serializers import JobSerializer
 from processing.api.views import IDEMPOTENCY_KEY
-from processing.blobs import blob_put, blob_read
+from processing.blobs import BlobWindow, blob_put, blob_read
 from processing.capabilities import operation_enabled
 from processing.clock import db_now
 from processing.exceptions import InvalidOptions
@@ -38,6 +38,7 @@ from processing.upkeep.reapers import blob_keeper_register
 __all__ = [
     "ACTIVE_STATES",
     "IDEMPOTENCY_KEY",
+    "BlobWindow",
     "FailureClass",
     "FinalizationRejected",
     "Finalizer",

@@ -119,13 +119,37 @@ def background_processes(token_file: Path) -> list[tuple[str, list[str], bool]]:
                 "--workers",
                 os.environ.get("WEB_CONCURRENCY", "2"),
                 "--graceful-timeout",
-                "10",
+                "3",  # requests still open on Ctrl-C (a long-poll, an open editor) get this long
                 "--access-logfile",
                 "-",
             ],
             True,
         ),
     ]
+
+
+STOP_SECONDS = 4  # what each group of processes gets on Ctrl-C before SIGKILL
+ANSWER_SECONDS = 120  # a first start migrates, and a cold web server imports everything
+
+
+def _answering(children, stopping) -> bool:
+    """Wait until the web server answers (``/healthz``), so the URL printed works; False if it died first or
+    `make run` is being stopped."""
+    import urllib.error
+    import urllib.request
+
+    deadline = time.monotonic() + ANSWER_SECONDS
+    while time.monotonic() < deadline and not stopping():
+        for child in children:
+            if message := child.check():
+                print(message, file=sys.stderr)
+                return False
+        try:
+            with urllib.request.urlopen(f"http://{HOST}:{PORT}/healthz", timeout=2):
+                return True
+        except (urllib.error.URLError, OSError):
+            time.sleep(0.2)
+    return not stopping()
 
 
 def main() -> int:
@@ -142,7 +166,7 @@ def main() -> int:
     manage("ensure_user", COAUTHOR, COAUTHOR_PASSWORD)
     manage("seed_demo_project", DEMO_USER, "--editor", COAUTHOR)
     token_file = local_worker_identity()
-    os.environ.setdefault("OFFICE_HOST_SOCKET", str(VAR / "office.sock"))
+    os.environ.setdefault("OFFICE_HOST_SOCKET", str(VAR / "office.sock"))  # the default, said here for the host
 
     # The web server is required (without it nothing is reachable: `make run` stops); the others are restarted.
     children = [
@@ -160,13 +184,16 @@ def main() -> int:
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
-    print(
-        f"\n  Quire is running at http://{HOST}:{PORT}/\n  Sign in as {DEMO_USER} / {DEMO_PASSWORD}"
-        f"\n  (and, to edit Demo paper together, as {COAUTHOR} / {COAUTHOR_PASSWORD} in a private window)"
-        f"\n  DEBUG is {'on' if os.environ['DEBUG'].lower() in ('1', 'true', 'yes', 'on') else 'off'} for this"
-        " local server (DEBUG=false make run runs it as production does)\n",
-        flush=True,
-    )
+    if not _answering(children, lambda: stopping):
+        stopping = True
+    else:
+        print(
+            f"\n  Quire is running at http://{HOST}:{PORT}/\n  Sign in as {DEMO_USER} / {DEMO_PASSWORD}"
+            f"\n  (and, to edit Demo paper together, as {COAUTHOR} / {COAUTHOR_PASSWORD} in a private window)"
+            f"\n  DEBUG is {'on' if os.environ['DEBUG'].lower() in ('1', 'true', 'yes', 'on') else 'off'} for this"
+            " local server (DEBUG=false make run runs it as production does)\n",
+            flush=True,
+        )
     try:
         parent = os.getppid()
         while not stopping:
@@ -178,10 +205,15 @@ def main() -> int:
                     stopping = True
             time.sleep(0.3)
     finally:
-        # One at a time, in start order: the worker drains (releases its claims) through the web
-        # server, which therefore stops last.
-        for child in children:
-            child.stop()
+        # All but the web server at once (the agent drains, releasing its claims, through the web server),
+        # then the web server.
+        *others, web = children
+        deadline = time.monotonic() + STOP_SECONDS
+        for child in others:
+            child.stop_begin()
+        for child in others:
+            child.stop_end(deadline)
+        web.stop(timeout=STOP_SECONDS)
         if started_db:
             from config.embedded_db import stop as stop_db
 

@@ -53,12 +53,20 @@ class Supervised:
 
     def stop(self, timeout: float = 15) -> None:
         """SIGTERM to its process group, then SIGKILL if it has not ended within ``timeout`` seconds."""
+        self.stop_begin()
+        self.stop_end(time.monotonic() + timeout)
+
+    def stop_begin(self) -> None:
+        """SIGTERM to its process group (several can be stopping at once)."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+
+    def stop_end(self, deadline: float) -> None:
+        """Wait for it until ``deadline`` (a ``time.monotonic()``), then SIGKILL its process group."""
         if self.process is None:
             return
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
         try:
-            self.process.wait(timeout=timeout)
+            self.process.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()

@@ -144,3 +144,11 @@ def configure_deployment(settings, tmp_path):
         return path
 
     return write
+
+
+@pytest.fixture(autouse=True)
+def _office_host_of_this_process(settings):
+    """No machine-wide `manage.py office_host` runs beside the tests: each test's process converts with a host
+    of its own (OFFICE_HOST=process), as tests/live_server.py gives its servers. tests/office/test_shared_host.py
+    starts the shared one where it is what is tested."""
+    settings.OFFICE_HOST = "process"

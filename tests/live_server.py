@@ -60,6 +60,7 @@ def quire_server(
         "DEBUG": "false",
         "PYTHONUNBUFFERED": "1",
         "OFFICE_WARM_ON_START": "false",  # converters start on a first Office preview, not with every server
+        "OFFICE_HOST": "process",  # no machine-wide office_host runs beside a test's server (unless it says so)
         **(extra_env or {}),
     }
     log = open(storage_dir.parent / f"server-{port}.log", "ab")  # noqa: SIM115  closed below

@@ -48,13 +48,22 @@ TEXT_EXTENSIONS = frozenset(
 )
 
 
+def is_control(char: str) -> bool:
+    return ord(char) < 0x20 or ord(char) == 0x7F
+
+
+def is_invisible(char: str) -> bool:
+    """A format character or separator: shows as nothing, or reorders what follows (project names obey it too)."""
+    return unicodedata.category(char) in INVISIBLE_CATEGORIES
+
+
 def path_normalize(raw: str) -> str:
     """Return the canonical form of ``raw`` or raise ``InvalidPath`` naming the broken rule."""
     if not isinstance(raw, str) or raw == "":
         raise InvalidPath("A path must not be empty.", details={"rule": "empty"})
-    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in raw):
+    if any(is_control(char) for char in raw):
         raise InvalidPath("A path must not contain control characters.", details={"rule": "control_character"})
-    if any(unicodedata.category(char) in INVISIBLE_CATEGORIES for char in raw):
+    if any(is_invisible(char) for char in raw):
         raise InvalidPath(
             "A path must not contain invisible formatting characters (such as direction overrides or zero-width "
             "spaces) or line separators.",

@@ -34,6 +34,16 @@ class TreeRow:
     encoding: str = ""
     files: int = 0  # for a folder: how many files are in it, at any depth (deleting it says so)
 
+    @property
+    def indent(self) -> int:
+        """Steps of indentation, 1 at the top: the stylesheet has a rule for each up to ``MAX_INDENT``."""
+        return min(self.depth + 1, MAX_INDENT)
+
+
+# A style attribute would break the Content-Security-Policy (style-src 'self'), so rows name their indentation
+# in data-depth and quire.css has a rule per step; deeper rows indent as far as the last.
+MAX_INDENT = 16
+
 
 def tree_rows(files: list, folders: list[str]) -> list[TreeRow]:
     """The tree as rows, each folder before what is in it (``files``: ProjectFile rows)."""

@@ -1,37 +1,78 @@
-"""Serving a stored file's bytes as a download should be served: streamed from disk, never read whole into
+"""Serving stored bytes as a download should be served: streamed a chunk at a time, never read whole into
 memory, with its strong ``ETag`` (``If-None-Match`` → 304) and one byte range (``Range: bytes=a-b`` → 206,
 ``If-Range`` honoured; a range past the end → 416). PDF.js asks for ranges of a large PDF, so a reader sees
 its first page before the last byte arrived.
+
+The bytes come from a ``Window``: a file on disk (``file_download``) or a blob in PostgreSQL (Processing's
+``BlobWindow``), read ``CHUNK_BYTES`` at a time. Under ASGI the body is an asynchronous iterator: Django's ASGI
+handler reads a synchronous one whole into a list before sending the first byte, which would hold every
+concurrent download in memory at once (and under WSGI the reverse holds, so a WSGI request gets a plain one).
 
 Several ranges in one request (multipart/byteranges) are answered with the whole file, which RFC 9110 allows.
 """
 
 import re
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Protocol
 
-from django.http import FileResponse, HttpResponse
+from asgiref.sync import sync_to_async
+from django.core.handlers.asgi import ASGIRequest
+from django.http import HttpResponse, StreamingHttpResponse
 from django.utils.http import content_disposition_header
 
 CHUNK_BYTES = 256 * 1024
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
 
 
-class _Window:
-    """A file read from ``start`` for ``length`` bytes, in chunks (what ``FileResponse`` streams)."""
+class Window(Protocol):
+    """``length`` bytes from ``start`` of some stored bytes, read in order."""
+
+    def read(self, size: int) -> bytes: ...
+    def close(self) -> None: ...
+
+
+class _FileWindow:
+    """A file read from ``start`` for ``length`` bytes."""
 
     def __init__(self, path: Path, start: int, length: int):
-        self._file = open(path, "rb")  # noqa: SIM115  closed by FileResponse when the response is
+        self._file = open(path, "rb")  # noqa: SIM115  closed when the response's body ends
         self._file.seek(start)
         self._left = length
 
-    def read(self, size: int = -1) -> bytes:
-        size = self._left if size < 0 else min(size, self._left)
-        data = self._file.read(size)
+    def read(self, size: int) -> bytes:
+        data = self._file.read(min(size, self._left))
         self._left -= len(data)
         return data
 
     def close(self) -> None:
         self._file.close()
+
+
+async def _streamed(window: Window) -> AsyncIterator[bytes]:
+    """The window's bytes a chunk at a time, for an ASGI server; each read runs in the request's own thread (a
+    database read there uses the request's connection)."""
+    read, close = sync_to_async(window.read), sync_to_async(window.close)
+    try:
+        while chunk := await read(CHUNK_BYTES):
+            yield chunk
+    finally:
+        await close()
+
+
+def _streamed_sync(window: Window) -> Iterator[bytes]:
+    """The same for a WSGI server (config/wsgi.py, the test client), which iterates in the request's thread."""
+    try:
+        while chunk := window.read(CHUNK_BYTES):
+            yield chunk
+    finally:
+        window.close()
+
+
+def _body(request, window: Window):
+    """The iterator the server serving ``request`` streams without reading it whole."""
+    django_request = getattr(request, "_request", request)  # a DRF view's request wraps Django's
+    return _streamed(window) if isinstance(django_request, ASGIRequest) else _streamed_sync(window)
 
 
 def _wanted(header: str, size: int) -> tuple[int, int] | str | None:
@@ -56,6 +97,28 @@ def file_download(
     request, path: Path, *, size: int, etag: str, content_type: str, filename: str, attachment: bool
 ) -> HttpResponse:
     """Answer ``request`` with the file at ``path`` (``size`` bytes, strong entity tag ``etag`` with quotes)."""
+    return ranged_download(
+        request,
+        lambda start, length: _FileWindow(path, start, length),
+        size=size,
+        etag=etag,
+        content_type=content_type,
+        filename=filename,
+        attachment=attachment,
+    )
+
+
+def ranged_download(
+    request,
+    window: Callable[[int, int], Window],
+    *,
+    size: int,
+    etag: str,
+    content_type: str,
+    filename: str,
+    attachment: bool,
+) -> HttpResponse:
+    """Answer ``request`` with ``size`` bytes that ``window(start, length)`` reads (strong ``etag``, quoted)."""
     common = {"ETag": etag, "Accept-Ranges": "bytes", "Cache-Control": "private, no-cache"}
     if etag in [tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")]:
         return HttpResponse(status=304, headers=common)
@@ -65,13 +128,16 @@ def file_download(
     if wanted == "unsatisfiable":
         return HttpResponse(status=416, headers={**common, "Content-Range": f"bytes */{size}"})
     start, end = wanted if wanted else (0, size - 1)
-    response = FileResponse(_Window(path, start, end - start + 1), content_type=content_type)
-    response.block_size = CHUNK_BYTES
+    response = StreamingHttpResponse(_body(request, window(start, end - start + 1)), content_type=content_type)
     response["Content-Length"] = str(end - start + 1)
     for name, value in common.items():
         response[name] = value
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Disposition"] = content_disposition_header(attachment, filename)
+    if attachment or content_type == "application/pdf":
+        # Not a page: the pages' policy (settings.SECURE_CSP) would only get in the way of the browser's PDF
+        # viewer. Anything else inline (never HTML from here) keeps it.
+        response._csp_config = {}
     if wanted:
         response.status_code = 206
         response["Content-Range"] = f"bytes {start}-{end}/{size}"

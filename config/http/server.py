@@ -9,10 +9,13 @@ header limit, so that most oversized headers reach the middleware and get a 431
 in the API's error shape.
 """
 
+import logging
+
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn_worker import UvicornWorker
 
 from config.env import env
+from config.http.access_log import PollsAtDebug
 from config.http.middleware import MAX_HEADER_BYTES
 
 HEADER_BLOCK_BYTES = 4 * MAX_HEADER_BYTES
@@ -60,3 +63,7 @@ class QuireWorker(UvicornWorker):
         "forwarded_allow_ips": ",".join(TRUSTED_PROXIES),
         "lifespan": "on",
     }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        logging.getLogger("uvicorn.access").addFilter(PollsAtDebug())

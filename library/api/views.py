@@ -2,8 +2,6 @@
 
 import uuid
 
-from django.http import HttpResponse
-from django.utils.http import content_disposition_header
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
@@ -14,6 +12,7 @@ from config.http.body_limits import body_limit
 from config.http.openapi import ERROR_RESPONSES, error
 from config.http.parsers import RawBodyParser
 from config.http.preconditions import IfMatchInvalid, if_match_number
+from config.http.ranges import ranged_download
 from library import selectors
 from library.api.serializers import (
     LibraryAcceptedSerializer,
@@ -147,7 +146,13 @@ class LibraryPdfApi(APIView):
         operation_id="library_documents_pdf",
         summary="A version's PDF (the latest accepted version unless `version` names another)",
         parameters=[OpenApiParameter("version", OpenApiTypes.UUID, required=False)],
-        responses={(200, "application/pdf"): OpenApiTypes.BINARY, **ERROR_RESPONSES},
+        description="Streamed, with `ETag` (`If-None-Match` answers 304) and one byte range (`Range`, 206).",
+        responses={
+            (200, "application/pdf"): OpenApiTypes.BINARY,
+            206: OpenApiTypes.BINARY,
+            304: None,
+            **ERROR_RESPONSES,
+        },
         tags=["library"],
     )
     def get(self, request, project_id: uuid.UUID, document_id: uuid.UUID):
@@ -155,11 +160,15 @@ class LibraryPdfApi(APIView):
         pdf = selectors.library_version_pdf_for(
             user_id=request.user.pk, project_id=project_id, document_id=document_id, version_id=version_id
         )
-        response = HttpResponse(pdf.data, content_type="application/pdf")
-        response["Content-Disposition"] = content_disposition_header(False, pdf.filename or f"version-{pdf.number}.pdf")
-        response["ETag"] = f'"{pdf.version_id}"'
-        response["X-Content-Type-Options"] = "nosniff"
-        return response
+        return ranged_download(
+            request,
+            lambda start, length: processing.BlobWindow(pdf.pdf_blob_id, start, length),
+            size=pdf.size_bytes,
+            etag=f'"{pdf.version_id}"',
+            content_type="application/pdf",
+            filename=pdf.filename or f"version-{pdf.number}.pdf",
+            attachment=False,
+        )
 
     @extend_schema(
         operation_id="library_documents_replace_pdf",

@@ -18,6 +18,7 @@ from config.http.bodies import raw_body
 from config.http.body_limits import body_limit
 from config.http.openapi import ERROR_RESPONSES, error
 from config.http.parsers import RawBodyParser
+from config.http.ranges import ranged_download
 from processing import capabilities, selectors
 from processing.api.serializers import (
     BuildInputSerializer,
@@ -26,7 +27,7 @@ from processing.api.serializers import (
     JobPageSerializer,
     JobSerializer,
 )
-from processing.blobs import blob_read
+from processing.blobs import BlobWindow
 from processing.configuration import limits
 from processing.exceptions import InvalidOptions
 from processing.operations.builds import build_operation_for
@@ -300,21 +301,22 @@ class JobCancelApi(APIView):
 class ArtifactDownloadApi(APIView):
     @extend_schema(
         operation_id="processing_artifacts_download",
-        responses={(200, "*/*"): OpenApiTypes.BINARY, 304: None, **ERROR_RESPONSES},
-        description="The artifact's bytes, served with its own media type.",
+        responses={(200, "*/*"): OpenApiTypes.BINARY, 206: OpenApiTypes.BINARY, 304: None, **ERROR_RESPONSES},
+        description="The artifact's bytes, served with its own media type: streamed, with `ETag` (`If-None-Match` "
+        "answers 304) and one byte range (`Range`, 206).",
         tags=["processing"],
     )
     def get(self, request, job_id: uuid.UUID, artifact_id: uuid.UUID):
         artifact = selectors.artifact_visible(user_id=request.user.pk, job_id=job_id, artifact_id=artifact_id)
-        etag = f'"{artifact.sha256}"'
-        if request.headers.get("If-None-Match") == etag:
-            return HttpResponse(status=304, headers={"ETag": etag})
-        response = HttpResponse(blob_read(artifact.blob_id), content_type=artifact.media_type)
-        response["Content-Disposition"] = f'attachment; filename="{_safe_filename(artifact.filename)}"'
-        response["ETag"] = etag
-        response["X-Content-Type-Options"] = "nosniff"
-        response["Cache-Control"] = "private, no-cache"
-        return response
+        return ranged_download(
+            request,
+            lambda start, length: BlobWindow(artifact.blob_id, start, length),
+            size=artifact.size_bytes,
+            etag=f'"{artifact.sha256}"',
+            content_type=artifact.media_type,
+            filename=_safe_filename(artifact.filename),
+            attachment=True,
+        )
 
 
 def _safe_filename(name: str) -> str:

@@ -13,6 +13,7 @@ from processing.clock import db_now
 from processing.configuration import WorkerIdentity, limits
 from processing.exceptions import ProcessorOutOfScope, ProtocolInvalid, SessionGone, SessionNotFound
 from processing.models import SessionState, WorkerProcessor, WorkerSession
+from processing.notify import queue_notify
 from processing.operations import REGISTRY
 
 PROTOCOL_VERSION = quire_wire.PROTOCOL_VERSION
@@ -124,11 +125,19 @@ def session_heartbeat(*, identity: WorkerIdentity, session_id: uuid.UUID, health
 
 
 def session_drain(*, identity: WorkerIdentity, session_id: uuid.UUID) -> WorkerSession:
-    """No new claims for this session; its running claims continue to completion."""
+    """No new claims for this session; its running claims continue to completion. Its long-polls for work are
+    woken (the queue's NOTIFY) and answer at once with nothing, so an idle agent stops without waiting them out."""
     session = session_of(identity, session_id)
-    WorkerSession.objects.filter(pk=session.pk, state=SessionState.ACTIVE).update(state=SessionState.DRAINING)
+    with transaction.atomic(durable=True):
+        WorkerSession.objects.filter(pk=session.pk, state=SessionState.ACTIVE).update(state=SessionState.DRAINING)
+        queue_notify("session_drained")
     session.refresh_from_db()
     return session
+
+
+def session_takes_claims(session_id: uuid.UUID) -> bool:
+    """Whether the session may still be given claims (not draining, not ended)."""
+    return WorkerSession.objects.filter(pk=session_id, state=SessionState.ACTIVE).exists()
 
 
 # Every claim-scoped worker call asks this first: one plain statement on the claim's unique index.

@@ -33,6 +33,7 @@ from processing.protocol.sessions import (
     session_heartbeat,
     session_register,
     session_slots,
+    session_takes_claims,
 )
 from processing.queue.cancellation import cancellations_awaited
 from processing.queue.claims import Claim, claims_acquire
@@ -244,7 +245,7 @@ def _acquire_waiting(session_id: uuid.UUID, offers: dict[str, int], wait_seconds
         generation = wakeups.generation()
         claims = claims_acquire(session_id=session_id, offers=offers, count=count)
         remaining = deadline - time.monotonic()
-        if claims or remaining <= 0:
+        if claims or remaining <= 0 or not session_takes_claims(session_id):
             return claims
         # A periodic re-check also notices retry backoffs that come due without a notification.
         wakeups.wait(since=generation, timeout=min(remaining, 5.0))

@@ -6,8 +6,10 @@ the job, since a transaction pooler keeps no session lock across transactions),
 so a retry with the same key leaves a preparation still under way alone and
 takes over one whose request died once its lease ran out. When no retry comes (the client
 got its answer from a replay while the dying request still held the lease), the maintenance
-loop resumes a project capture itself (``preparations_resume``); an upload can only come
-again with a retry, so its job waits for one until its preparation deadline. A failed preparation fails its job
+loop fails the job as abandoned (``preparations_abandoned_fail``): capturing the project then
+would build what it holds then, edits typed after the click included, which is not what was
+asked for; an upload can only come again with a retry, so its job waits for one until its
+preparation deadline. A failed preparation fails its job
 (``invalid_input`` or ``transient_infrastructure``) so every accepted job
 reaches a terminal state.
 """
@@ -154,23 +156,29 @@ def job_submit(
     return submitted
 
 
-def preparations_resume(batch: int = 50) -> int:
-    """Capture and queue the project jobs whose preparing request died and that no retry took over, once their
-    lease ran out (the maintenance loop's step). The lease is taken as a retry takes it, so a late retry and
-    several loops at once prepare each job once."""
+ABANDONED_MESSAGE = (
+    "The request that asked for this job ended before the project's files were captured, so it did not run "
+    "(capturing them now could include changes made after you asked). Start it again."
+)
+
+
+def preparations_abandoned_fail(batch: int = 50) -> int:
+    """Fail the project jobs whose preparing request died and that no retry took over, once their lease ran out
+    (the maintenance loop's step): what the request meant to capture is gone with it. The lease is taken as a
+    retry takes it, so a late retry and the loop end each job once: prepared by the one, or failed by the other."""
     limit = limits()
     stale = ProcessingJob.objects.filter(
         state=JobState.PREPARING, project_id__isnull=False, preparation_lease_until__lt=timezone.now()
     )
-    resumed = 0
+    failed = 0
     for job_id, name in stale.order_by("created_at").values_list("pk", "operation")[:batch]:
         operation = operation_get(name)
         if operation is None or not operation.captures_project or not _preparation_taken_over(job_id, limit):
             continue
-        logger.warning("resuming an abandoned preparation", extra={"job": str(job_id), "operation": name})
-        _prepare(operation, job_id, upload=None, limit=limit)
-        resumed += 1
-    return resumed
+        logger.warning("failing an abandoned preparation", extra={"job": str(job_id), "operation": name})
+        _fail(job_id, FailureClass.TRANSIENT_INFRASTRUCTURE, "preparation_abandoned", ABANDONED_MESSAGE)
+        failed += 1
+    return failed
 
 
 def _preparation_taken_over(job_id: uuid.UUID, limit: Limits) -> bool:

@@ -7,6 +7,7 @@ status beside Build PDF is the caller's own latest build, like every job in the 
 was built (so an author sees why), the output's diagnostics otherwise.
 """
 
+import dataclasses
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,9 +19,10 @@ from access import facade as access
 from processing.models import JobState, ProcessingJob
 from processing.models.jobs import ACTIVE_STATES
 from processing.operations.builds import BUILDS
+from processing.queue.pauses import paused_operations
 from processing.selectors import jobs_visible_to
 from processing.ui.diagnostic_groups import DiagnosticCounts, diagnostic_counts
-from processing.ui.task_center import PHASE_WORDS, failure_sentence, is_content_failure
+from processing.ui.task_center import failure_sentence, is_content_failure, phase_text
 from workspace import facade as workspace
 
 
@@ -63,13 +65,16 @@ def build_status_for(*, user_id: int, project_id: uuid.UUID) -> BuildStatus:
     latest = _latest_builds(user_id, project_id, limit=1)
     job = latest[0] if latest else None
     output = _shown_output(user_id, project_id)
+    if output is not None and _failed_after(job, output):
+        # The count describes the older PDF, and beside a failure it reads as the count of the text just built.
+        output = dataclasses.replace(output, words=None)
     now = timezone.now()
     return BuildStatus(
         project_id=project_id,
         job_id=job.pk if job else None,
         state=job.state if job else "none",
         active=bool(job and job.state in ACTIVE_STATES),
-        phase_text=PHASE_WORDS.get(job.phase, job.phase) if job else "",
+        phase_text=phase_text(job, _paused_if_queued(job)) if job else "",
         elapsed_seconds=(now - (job.created_at)).total_seconds() if job and job.state in ACTIVE_STATES else None,
         failure_sentence=failure_sentence(job) if job and job.failure_class else "",
         failure_class=job.failure_class if job else "",
@@ -81,6 +86,11 @@ def build_status_for(*, user_id: int, project_id: uuid.UUID) -> BuildStatus:
         may_build=access.permission_check(user_id=user_id, project_id=project_id, permission=access.Permission.BUILD),
         now=now,
     )
+
+
+def _paused_if_queued(job: ProcessingJob) -> frozenset:
+    """The paused operations, asked only when the build waits in the queue (as the task center does)."""
+    return frozenset(paused_operations()) if job.state == JobState.QUEUED else frozenset()
 
 
 def _latest_builds(user_id: int, project_id: uuid.UUID, *, limit: int) -> list[ProcessingJob]:
@@ -106,10 +116,15 @@ def _shown_output(user_id: int, project_id: uuid.UUID) -> ShownOutput | None:
     )
 
 
+def _failed_after(job: ProcessingJob | None, output: ShownOutput | None) -> bool:
+    """Whether the caller's latest build ended without becoming the output, after the output was built."""
+    mine_failed = job is not None and job.state not in ACTIVE_STATES and job.state != JobState.SUCCEEDED
+    return mine_failed and (output is None or job.created_at > output.built_at)
+
+
 def _log_url(job: ProcessingJob | None, output: ShownOutput | None, project_id: uuid.UUID) -> str:
     """The caller's build when it ended without becoming the output (its errors are theirs to see), else the
     output's log."""
-    mine_failed = job is not None and job.state not in ACTIVE_STATES and job.state != JobState.SUCCEEDED
-    if mine_failed and (output is None or job.created_at > output.built_at):
+    if _failed_after(job, output):
         return reverse("processing:build-log", args=[job.pk])
     return reverse("processing:output-log", args=[project_id]) if output is not None else ""

@@ -174,7 +174,8 @@ class TaskCounts:
     failed_unseen: int
 
 
-def _phase_text(job: ProcessingJob, paused: frozenset) -> str:
+def phase_text(job: ProcessingJob, paused: frozenset) -> str:
+    """What an active job is doing (or how an ended one ended), in words; ``paused``: the paused operations."""
     if job.state == JobState.QUEUED and job.operation in paused:
         return "Waiting — an operator has paused these jobs for now; it will start when they resume them"
     if job.state == JobState.RUNNING and job.cancellation_requested:
@@ -209,7 +210,7 @@ def _row(job: ProcessingJob, project_names: dict, paused: frozenset) -> TaskRow:
         project_name=project_names.get(job.project_id, ""),
         state=job.state,
         state_label=STATE_WORDS.get(job.state, job.state),
-        phase_text=_phase_text(job, paused),
+        phase_text=phase_text(job, paused),
         active=job.state in ACTIVE_STATES,
         created_at=job.created_at,
         started_at=job.started_at,

@@ -35,7 +35,7 @@ from processing.models import (
     WorkerSession,
 )
 from processing.queue.retry_policy import job_after_attempt
-from processing.submission.submit import preparations_resume
+from processing.submission.submit import preparations_abandoned_fail
 from processing.transitions import job_transition
 from processing.upkeep.fleet import drained_sessions_close
 from processing.upkeep.rollups import rollups_pass
@@ -246,7 +246,7 @@ STEPS = [
     ("drained_sessions_closed", drained_sessions_close),
     ("leases_lost", leases_expire),
     ("finalizations_recovered", finalizations_recover),
-    ("preparations_resumed", preparations_resume),
+    ("preparations_abandoned", preparations_abandoned_fail),
     ("deadlines_expired", deadlines_expire),
     ("records_expired", records_expire),
     ("staged_orphans_deleted", staged_orphans_delete),

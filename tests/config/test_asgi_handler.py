@@ -337,11 +337,16 @@ def _exchange(handler, method: str, path: str, *, body: bytes = b"", headers=())
     start, *bodies = sent
     # Cookies' values are random, and a page's Expires is the second it was rendered in.
     heads = [(name.lower(), b"" if name.lower() in _VARYING else value) for name, value in start["headers"]]
+    heads = [(name, _NONCE.sub(b"nonce-<nonce>", value)) for name, value in heads]  # the CSP's, fresh each time
     body = b"".join(message.get("body", b"") for message in bodies)
+    body = _NONCE_ATTRIBUTE.sub(b'nonce="<nonce>"', _NONCE_META.sub(b'name="csp-nonce" content="<nonce>"', body))
     return start["status"], heads, re.sub(rb"[A-Za-z0-9]{64}", b"<csrf token>", body)  # random on every page
 
 
 _VARYING = {b"set-cookie", b"expires"}
+_NONCE = re.compile(rb"nonce-[A-Za-z0-9+/=_-]+")
+_NONCE_META = re.compile(rb'name="csp-nonce" content="[^"]*"')
+_NONCE_ATTRIBUTE = re.compile(rb'nonce="[^"]*"')
 
 REQUESTS = [
     ("GET", "/v1/projects", b"", ()),  # the API refuses an anonymous client

@@ -43,3 +43,18 @@ def test_an_operator_may_accept_the_loss_and_is_warned_at_start(commits_not_flus
 
     assert "without durable commits" in caplog.text
     assert check_durable_commit(databases=["default"]) == []
+
+
+@pytest.mark.parametrize("entry_point", ["config.wsgi", "config.asgi"])
+def test_either_server_entry_point_refuses_to_start_without_durable_commits(commits_not_flushed, entry_point):
+    import importlib
+    import sys
+
+    loaded = sys.modules.pop(entry_point, None)
+    try:
+        with pytest.raises(ImproperlyConfigured, match="synchronous_commit is off"):
+            importlib.import_module(entry_point)
+    finally:
+        sys.modules.pop(entry_point, None)
+        if loaded is not None:
+            sys.modules[entry_point] = loaded

@@ -153,6 +153,31 @@ def test_demoting_a_blocked_prewarm_admits_eligible_foreground_work_at_once():
     run(scenario())
 
 
+def test_removing_a_queued_foreground_blocker_admits_the_background_work_behind_it_at_once():
+    async def scenario():
+        h = Harness(max_running=3, max_input_bytes=60, max_source_bytes=100)
+        h.workspace.put("big.docx", b"b" * 60)
+        h.workspace.put("blocker.docx", b"x" * 60)
+        h.workspace.put("prewarm.docx", b"p" * 10)
+        big = h.start("big.docx")
+        running = await h.engine.call(1)
+        blocker = h.start("blocker.docx")  # does not fit beside big: it waits, and holds the line
+        prewarm = h.start("prewarm.docx", BG)
+        await until(lambda: h.host.queued(FG) == 1 and h.host.queued(BG) == 1)
+        assert h.host.running == 1, "the prewarm would fit, but waits behind the person's file"
+
+        blocker.cancel()
+
+        admitted = await h.engine.call(2)
+        assert admitted.source == b"p" * 10
+        admitted.finish()
+        running.finish()
+        await asyncio.gather(big, prewarm)
+        await asyncio.gather(blocker, return_exceptions=True)
+
+    run(scenario())
+
+
 def test_a_full_queue_evicts_queued_speculation_for_foreground_work():
     async def scenario():
         h = Harness(max_running=1, max_queued=1)

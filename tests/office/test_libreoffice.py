@@ -128,3 +128,19 @@ def all_exit(pidfds: list[int], *, within_seconds: float) -> bool:
             return False
         waiting -= set(ready)
     return True
+
+
+@pytest.mark.parametrize(("paper_size", "points"), [("a4", (595, 842)), ("letter", (612, 792))])
+def test_a_sheet_that_names_no_paper_is_laid_out_on_the_configured_paper(paper_size, points):
+    from io import BytesIO
+
+    from pypdf import PdfReader
+
+    runtime = libreoffice_runtime(slots=1, paper_size=paper_size)
+    try:
+        conversion = convert(runtime, xlsx_with(["no paper size"]), ".xlsx")
+    finally:
+        runtime.close()
+
+    page = PdfReader(BytesIO(conversion.pdf)).pages[0].mediabox
+    assert (round(float(page.width)), round(float(page.height))) == points

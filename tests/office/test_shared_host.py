@@ -249,7 +249,7 @@ def test_two_server_processes_of_one_machine_convert_on_its_one_host(owner, tmp_
     socket_path = tmp_path / "office.sock"
     project = ProjectFactory(owner=owner)
     token = bearer_token_for(owner)
-    shared = {"OFFICE_HOST_SOCKET": str(socket_path), "OFFICE_BACKGROUND_ENABLED": "false"}
+    shared = {"OFFICE_HOST": "shared", "OFFICE_HOST_SOCKET": str(socket_path), "OFFICE_BACKGROUND_ENABLED": "false"}
     with (
         office_host_process(socket_path, storage, tmp_path / "office-host.log"),
         quire_server(storage_dir=storage, extra_env=shared) as first,
@@ -304,3 +304,27 @@ def test_a_file_write_succeeds_while_the_machines_host_is_not_answering(owner, o
             assert response.status_code in (200, 201), response.content
     finally:
         host_runtime_replace(previous)
+
+
+def test_without_settings_server_processes_send_previews_to_the_machines_one_host(settings, monkeypatch):
+    from config.env import VAR_DIR, env
+
+    monkeypatch.delenv("OFFICE_HOST", raising=False)
+    monkeypatch.delenv("OFFICE_HOST_SOCKET", raising=False)
+    settings.OFFICE_HOST = env("OFFICE_HOST")
+    settings.OFFICE_HOST_SOCKET = env("OFFICE_HOST_SOCKET") or str(VAR_DIR / "office.sock")
+
+    host = services._host_from_settings()
+
+    assert isinstance(host, RemoteHost) and host.socket_path == str(VAR_DIR / "office.sock")
+
+
+def test_a_server_process_is_given_a_host_of_its_own_only_when_asked(settings):
+    from office.runtime import HostRuntime
+
+    settings.OFFICE_HOST = "process"
+    host = services._host_from_settings()
+    try:
+        assert isinstance(host, HostRuntime)
+    finally:
+        host.close()

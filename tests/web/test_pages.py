@@ -205,3 +205,13 @@ def test_a_project_is_made_from_a_zip_on_the_new_project_page(browser, owner):
     project = Project.objects.get(name="thesis")
     assert response["Location"] == f"/projects/{project.pk}/"
     assert (project.type, project.entry_path) == ("latex", "thesis.tex")
+
+
+def test_every_page_names_its_icon_and_the_browsers_default_address_finds_it(browser):
+    page = browser.get("/").content.decode()
+    default = Client().get("/favicon.ico")
+
+    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in page
+    assert (default.status_code, default["Location"]) == (301, "/static/favicon.svg")
+    icon = Client().get("/static/favicon.svg")
+    assert icon.status_code == 200 and icon["Content-Type"].startswith("image/svg+xml")

@@ -195,6 +195,21 @@ def test_a_lost_claim_stops_its_processor_but_a_finished_one_is_left_alone(core,
     assert [r.claim for r in caplog.records if r.getMessage() == "claim lost; stopping its processor"] == ["running"]
 
 
+def test_a_claim_whose_delivery_is_on_its_way_is_not_reported_lost(core, agent_for, caplog):
+    from quire_worker.job_run import ActiveClaim
+
+    agent = agent_for(max_jobs=1)
+    delivering = ActiveClaim(claim={"claim_id": "delivering"})
+    agent.active[delivering.claim_id] = delivering  # still active: the delivery's answer is not back yet
+    delivering.finishing.set()
+
+    core.fail_next("claim_heartbeat", core_refuses("claim_lost"))
+    agent._claim_heartbeat(delivering)
+
+    assert not delivering.lost.is_set() and not delivering.cancel.is_set()
+    assert not [r for r in caplog.records if r.getMessage() == "claim lost; stopping its processor"]
+
+
 # --- cancellations ---------------------------------------------------------------------------------
 LONG_RUNNING = bundle_archive({"echo-delay.txt": b"*:600"})
 

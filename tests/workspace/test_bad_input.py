@@ -291,3 +291,14 @@ def test_refused_writes_leave_no_text_rows_behind(owner_client, project):
     texts = TextContent.objects.count()
     owner_client.put(f"/v1/projects/{project.pk}/files/../x.tex", b"new text", content_type="text/plain")
     assert TextContent.objects.count() == texts
+
+
+@pytest.mark.parametrize("name", ["evil\u202etxt.pdf", "zero\u200bwidth", "line\u2028break", "tab\there"])
+def test_a_project_name_with_invisible_or_control_characters_is_refused(owner_client, project, name):
+    created = owner_client.post("/v1/projects", {"name": name, "type": "latex"}, format="json")
+    renamed = owner_client.patch(f"/v1/projects/{project.pk}", {"name": name}, format="json")
+
+    _assert_refused(created, 400, "invalid_settings")
+    _assert_refused(renamed, 400, "invalid_settings")
+    assert not Project.objects.filter(name=name).exists()
+    assert Project.objects.get(pk=project.pk).name == project.name

@@ -8,7 +8,7 @@ from django.utils import timezone
 from access import facade as access
 from workspace.exceptions import InvalidSettings
 from workspace.models import Compiler, Project, ProjectType
-from workspace.paths import path_normalize
+from workspace.paths import is_control, is_invisible, path_normalize
 from workspace.services.content import content_commit, fence_enter, project_mutated, text_prepare
 from workspace.starters import DEFAULT_ENTRY, STARTERS
 
@@ -32,6 +32,14 @@ def _project_name(name: str) -> str:
     name = name.strip()
     if not name:
         raise InvalidSettings("A project needs a name.")
+    # The rule paths follow (workspace/paths.py): a direction override or a zero-width space would let a name
+    # show as another one in every list of projects.
+    if any(is_control(char) or is_invisible(char) for char in name):
+        raise InvalidSettings(
+            "A project name must not contain control characters or invisible formatting characters (such as "
+            "direction overrides or zero-width spaces).",
+            details={"rule": "invisible_character"},
+        )
     limit = Project._meta.get_field("name").max_length
     if len(name) > limit:
         raise InvalidSettings(f"A project name has at most {limit} characters.", details={"limit": limit})

@@ -25,8 +25,18 @@ function logPanel() {
     if (status && status.dataset.state !== "none") panel.hidden = false;
     if (!url || url === shown) return;
     shown = url;
-    window.htmx.ajax("GET", url, { target: panel.querySelector("[data-build-log-body]") || panel, swap: "innerHTML" });
+    // Never the previous build's "no errors" beside this one's counts: the old log goes before the new loads.
+    const body = panel.querySelector("[data-build-log-body]") || panel;
+    const loading = document.createElement("p");
+    loading.className = "muted small";
+    loading.dataset.logLoading = "";
+    loading.textContent = "Loading the log…";
+    body.replaceChildren(loading);
+    body.setAttribute("aria-busy", "true");
+    window.htmx.ajax("GET", url, { target: body, swap: "innerHTML" }).finally(() => body.removeAttribute("aria-busy"));
   };
+  // After the swap, in the same task as it: the status's new counts never stand beside the old log.
+  document.body.addEventListener("htmx:afterSwap", follow);
   document.body.addEventListener("htmx:afterSettle", follow);
   follow();
   panel.addEventListener("click", (event) => {

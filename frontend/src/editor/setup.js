@@ -26,8 +26,14 @@ import {
 } from "@codemirror/view";
 import { yUndoManagerKeymap } from "y-codemirror.next";
 
+// CodeMirror puts its styles in a <style> element; the Content-Security-Policy admits it by the page's nonce.
+function cspNonce() {
+  return document.querySelector('meta[name="csp-nonce"]')?.content || "";
+}
+
 export function editorSetup() {
   return [
+    EditorView.cspNonce.of(cspNonce()),
     lineNumbers(),
     highlightActiveLineGutter(),
     highlightSpecialChars(),

@@ -60,7 +60,7 @@ class PdfPane {
     if (this.title) this.title.textContent = title;
     if (this.back) this.back.hidden = kind === "build" || !buildStatusSource();
     if (kind !== "build") this.say("Loading…");
-    const loading = (this.loading = pdfjs.getDocument({ url, withCredentials: true }).promise);
+    const loading = (this.loading = pdfjs.getDocument({ url, withCredentials: true, isEvalSupported: false }).promise);
     let document_;
     try {
       document_ = await loading;

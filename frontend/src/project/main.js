@@ -47,5 +47,11 @@ function start() {
   window.quireProject = { events, tree }; // tests reach the page's parts here
 }
 
+// A form that asks first (`data-confirm`): inline handlers would break the Content-Security-Policy.
+document.addEventListener("submit", (event) => {
+  const question = event.target.dataset?.confirm;
+  if (question && !window.confirm(question)) event.preventDefault();
+});
+
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
 else start();

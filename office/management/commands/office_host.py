@@ -12,7 +12,7 @@ from office.host_service import HostService
 class Command(BaseCommand):
     help = (
         "Serve this machine's one Office host (queue, cache, limits, warm converters) to its server processes "
-        "on a Unix socket; they use it when OFFICE_HOST_SOCKET names the same path."
+        "on a Unix socket (OFFICE_HOST_SOCKET, by default var/office.sock), which they use unless OFFICE_HOST=process."
     )
 
     def add_arguments(self, parser):

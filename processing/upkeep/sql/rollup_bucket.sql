@@ -77,6 +77,9 @@ SELECT %(resolution)s, %(start)s, operations.operation,
   LEFT JOIN started ON started.operation = operations.operation
   LEFT JOIN lost ON lost.operation = operations.operation
   LEFT JOIN gauges ON gauges.operation = operations.operation
+ -- The same order in every writer: two loops writing one bucket at once then wait for each other's row
+ -- instead of each holding a row the other needs next (a deadlock).
+ ORDER BY operations.operation
 ON CONFLICT (resolution, operation, bucket_start) DO UPDATE SET
     started = EXCLUDED.started, succeeded = EXCLUDED.succeeded, failed = EXCLUDED.failed,
     cancelled = EXCLUDED.cancelled, expired = EXCLUDED.expired, reused = EXCLUDED.reused,

@@ -32,7 +32,7 @@ def test_artifact_download_streams_the_bytes_with_headers(owner_client, succeede
     response = owner_client.get(f"/v1/processing/jobs/{succeeded.pk}/artifacts/{artifact.pk}")
 
     assert response.status_code == 200
-    assert response.content == pdf_bytes(2)
+    assert b"".join(response.streaming_content) == pdf_bytes(2)
     assert response["Content-Type"] == "application/pdf"
     assert response["Content-Disposition"] == 'attachment; filename="main.pdf"'
     assert response["ETag"] == f'"{artifact.sha256}"'

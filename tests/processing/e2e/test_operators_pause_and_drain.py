@@ -6,7 +6,14 @@ import time
 import pytest
 
 from operators.models import OperatorAction
-from processing.models import AttemptState, JobState, ProcessingAttempt, SessionState, WorkerSession
+from processing.models import (
+    AttemptState,
+    JobState,
+    ProcessingAttempt,
+    SessionState,
+    WorkerRequest,
+    WorkerSession,
+)
 from processing.queue.pauses import operation_pause, operation_resume
 from processing.ui.task_center import task_row_for
 from processing.upkeep.fleet import session_drain_by_operator
@@ -78,3 +85,20 @@ def test_a_session_draining_on_sigterm_is_closed_once_its_jobs_are_done(owner, p
     assert WorkerSession.objects.get(pk=session.pk).state == SessionState.DRAINING
     assert sweep().counts["drained_sessions_closed"] == 1
     assert WorkerSession.objects.get(pk=session.pk).state == SessionState.CLOSED
+
+
+def test_an_idle_agent_stops_on_sigterm_without_waiting_out_its_long_poll(owner, protocol_server):
+    """Its claim loop waits on a 20-second long-poll (the protocol's longest); the drain ends it at once (Core
+    answers a draining session's long-poll with nothing), so the agent exits well before the long-poll would
+    have returned by itself."""
+    with running_agent(
+        protocol_server["url"], protocol_server["root"], "--acquire-wait", "20", name="idle-terminated"
+    ) as agent:
+        session = _live_session("idle-terminated")
+        waiting = WorkerRequest.objects.filter(route=f"sessions/{session.pk}/acquire", response_status__isnull=True)
+        wait_until(waiting.exists, what="the agent's long-poll to be waiting")
+        agent.send_signal(signal.SIGTERM)
+        agent.wait(timeout=10)  # half the long-poll: waiting it out would take about 20 s
+
+    assert agent.returncode == 0
+    assert WorkerSession.objects.get(pk=session.pk).state == SessionState.DRAINING

@@ -12,7 +12,7 @@ from processing.relay.brokers import BrokerOutcome
 def amqp_url():
     url = os.environ.get("AMQP_URL")
     if not url:
-        pytest.skip("AMQP_URL is not set: no RabbitMQ to publish to (.ci/run sets it)")
+        pytest.skip("AMQP_URL is not set: no RabbitMQ to publish to (`make test` finds or starts one and sets it)")
     return url
 
 

@@ -7,13 +7,14 @@ from django.utils import timezone
 
 from access.services import member_set
 from processing.models import IdempotencyReservation, ProcessingJob
-from processing.submission.submit import preparations_resume
+from processing.submission.submit import preparations_abandoned_fail
 from processing.upkeep.reapers import sweep
 from tests.concurrency import run_together
 from tests.factories import ProjectFactory, UserFactory
 from tests.processing.conftest import submit_build
 from tests.processing.sweeps import SWEEP_DATABASES
 from tests.processing.worker_calls import ECHO
+from workspace import services as workspace_services
 
 pytestmark = pytest.mark.django_db
 
@@ -308,21 +309,30 @@ def test_of_two_retries_of_a_dead_preparation_at_the_same_moment_one_takes_it_ov
 
 
 @pytest.mark.django_db(databases=SWEEP_DATABASES)
-def test_the_maintenance_loop_prepares_a_project_job_whose_request_died_once_its_lease_ran_out(
-    owner_client, project, monkeypatch
+def test_the_maintenance_loop_fails_a_project_job_whose_request_died_rather_than_capture_later_edits(
+    owner, owner_client, project, monkeypatch
 ):
     """The client's retry came while the dying request still held the lease, got the job id and went away: no
-    retry will prepare it, so the loop does, as soon as the lease runs out (not at the preparation deadline)."""
+    retry will prepare it. Capturing the project later would build whatever was typed after the click, so once
+    the lease runs out (not at the preparation deadline) the loop fails the job, saying why."""
     job_id = a_submission_whose_request_dies_after_reserving(owner_client, project, monkeypatch, "orphaned")
     submit_build(owner_client, project, key="orphaned")  # the replay, answered "preparing"
+    workspace_services.file_write(
+        actor_id=owner.pk, project_id=project.pk, path="main.tex", data=b"% typed after the click\n"
+    )
 
-    assert sweep().counts["preparations_resumed"] == 0, "the lease still holds"
+    assert sweep().counts["preparations_abandoned"] == 0, "the lease still holds"
     ProcessingJob.objects.filter(pk=job_id).update(preparation_lease_until=timezone.now() - timedelta(seconds=1))
-    assert sweep().counts["preparations_resumed"] == 1
+    assert sweep().counts["preparations_abandoned"] == 1
 
     job = ProcessingJob.objects.get(pk=job_id)
-    assert (job.state, job.input_blob_id is not None) == ("queued", True)
-    assert job.captured, "captured from the project, as the request would have"
+    assert (job.state, job.failure_class, job.failure_code) == (
+        "failed",
+        "transient_infrastructure",
+        "preparation_abandoned",
+    )
+    assert job.input_blob_id is None and not job.captured, "nothing typed after the click was captured"
+    assert "before the project's files were captured" in job.failure_message
 
 
 def test_a_preparation_that_broke_off_lets_its_lease_go_so_the_retry_prepares_at_once(owner, project, monkeypatch):
@@ -358,25 +368,31 @@ def test_an_uploads_preparation_is_left_to_a_retry_that_carries_its_bytes(owner)
         preparation_lease_until=timezone.now() - timedelta(seconds=1),
     )
 
-    assert preparations_resume() == 0
+    assert preparations_abandoned_fail() == 0
     assert ProcessingJob.objects.get(pk=upload_job.pk).state == "preparing"
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_late_retry_and_the_maintenance_loop_at_the_same_moment_prepare_the_job_once(
+def test_a_late_retry_and_the_maintenance_loop_at_the_same_moment_end_the_job_once(
     owner_client, api_client_for, owner, project, monkeypatch
 ):
+    """Whichever takes the lease first decides: the retry prepares the job (it is asked for again now), or the
+    loop fails it as abandoned; never both."""
     job_id = a_dead_preparation_whose_lease_ran_out(owner_client, project, monkeypatch, "late")
     prepared = preparations_counted(monkeypatch)
+    failed = []
 
     def retry():
         submit_build(api_client_for(owner), project, key="late")
 
-    errors = run_together(retry, preparations_resume)
+    def loop():
+        failed.append(preparations_abandoned_fail())
+
+    errors = run_together(retry, loop)
 
     assert errors == []
-    assert prepared == [True]
-    assert ProcessingJob.objects.get(pk=job_id).state == "queued"
+    state = ProcessingJob.objects.get(pk=job_id).state
+    assert (state, prepared, failed) in (("queued", [True], [0]), ("failed", [], [1]))
 
 
 def test_a_key_whose_earlier_outcome_vanished_is_503_outcome_unresolved_and_changes_nothing(

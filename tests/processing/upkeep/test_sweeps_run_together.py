@@ -33,9 +33,7 @@ def jobs_with_lost_leases() -> list[str]:
 
 
 def jobs_past_their_queue_deadline(owner) -> list:
-    jobs = ProcessingJob.objects.filter(pk__in=worker.queue_echo_jobs(owner, EXPIRED))
-    jobs.update(deadline_at=db_now() - timedelta(seconds=1))
-    return list(jobs.values_list("pk", flat=True))
+    return jobs_past_their_queue_deadline_of(owner, count=EXPIRED)
 
 
 def test_three_sweeps_at_once_do_each_piece_of_work_once(owner):
@@ -56,3 +54,35 @@ def test_three_sweeps_at_once_do_each_piece_of_work_once(owner):
     assert set(ProcessingJob.objects.filter(pk__in=past_deadline).values_list("state", flat=True)) == {JobState.EXPIRED}
     assert WorkerSession.objects.get(pk=gone.pk).state == SessionState.EXPIRED
     assert check_all(include_outbox=False) == []
+
+
+@pytest.mark.parametrize("round_", range(5))
+def test_a_claim_racing_the_queue_expiry_ends_the_job_in_exactly_one_outcome(owner, round_):
+    """A queued job past its deadline is both claimable (the claim does not read deadlines) and due to expire:
+    a claim and a sweep at the same moment, on their own connections, leave it claimed or expired, never both."""
+    [job_id] = jobs_past_their_queue_deadline_of(owner, count=1)
+    session = WorkerSessionFactory(processors={worker.ECHO: 1})
+    claims, sweeps = [], []
+
+    errors = run_together(
+        lambda: claims.append(claim_acquire(session_id=session.pk, offers={worker.ECHO: 1})),
+        lambda: sweeps.append(sweep()),
+    )
+
+    assert errors == []
+    claimed, expired = claims[0] is not None, sweeps[0].counts["deadlines_expired"] == 1
+    assert not (claimed and expired)
+    sweep()  # a claim that skipped the row the sweep held, or the other way round, leaves it to the next sweep
+    job = ProcessingJob.objects.get(pk=job_id)
+    attempts = list(job.attempts.values_list("state", flat=True))
+    if claimed:
+        assert (job.state, attempts) == (JobState.RUNNING, [AttemptState.RUNNING])
+    else:
+        assert (job.state, attempts) == (JobState.EXPIRED, [])
+    assert check_all(include_outbox=False) == []
+
+
+def jobs_past_their_queue_deadline_of(owner, *, count: int) -> list:
+    jobs = ProcessingJob.objects.filter(pk__in=worker.queue_echo_jobs(owner, count))
+    jobs.update(deadline_at=db_now() - timedelta(seconds=1))
+    return list(jobs.values_list("pk", flat=True))

@@ -223,3 +223,36 @@ def test_an_office_file_is_previewed_in_the_pdf_pane_and_the_project_pdf_is_one_
     page.get_by_role("button", name="Project PDF").click()
     pane_shows(page, "Closing words.")
     expect(page.locator("[data-pdf-pane]")).to_have_attribute("data-kind", "build")
+
+
+# Records every moment the page shows a failed build's error count beside a log that says there were none.
+WATCH_FOR_A_STALE_LOG = """() => {
+  window.__staleLog = [];
+  const check = () => {
+    const errors = document.querySelector("#build-status .count-errors");
+    const body = document.querySelector("#build-log [data-build-log-body]");
+    if (errors && parseInt(errors.textContent, 10) > 0 && body && body.textContent.includes("no errors or warnings")) {
+      window.__staleLog.push(errors.textContent);
+    }
+  };
+  new MutationObserver(check).observe(document.body, {subtree: true, childList: true, characterData: true});
+}"""
+
+
+def test_a_failed_build_never_stands_beside_the_last_good_logs_no_errors_or_its_word_count(opened, owner, paper):
+    page = opened(owner, paper)
+    built(page)
+    expect(page.locator("#build-status .word-count")).to_be_visible()
+    expect(page.locator("#build-log")).to_contain_text("no errors or warnings")
+    page.evaluate(WATCH_FOR_A_STALE_LOG)
+
+    typed_before_closing_words(page, "\\undefinedcommandhere ")
+    expect(page.locator("[data-sync-status]")).to_have_text("All changes saved")
+    page.locator("#build-button").click()
+    expect(page.locator("#build-status")).to_have_attribute("data-state", "failed", timeout=BUILD_MS)
+
+    expect(page.locator("#build-log")).to_contain_text("Undefined control sequence")
+    assert page.evaluate("window.__staleLog") == []
+    expect(page.locator("#build-status .word-count")).to_have_count(0)
+    expect(page.locator("#build-status [data-output]")).to_contain_text(f"PDF by {owner.username}")
+    screenshot(page, "shared-failed-build-log-and-counts")

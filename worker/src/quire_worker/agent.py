@@ -70,6 +70,7 @@ class WorkerAgent:
     def run(self) -> int:
         threading.Thread(target=self._heartbeat_loop, name="heartbeats", daemon=True).start()
         threading.Thread(target=self._cancellation_loop, name="cancellations", daemon=True).start()
+        threading.Thread(target=self._core_told_of_drain, name="drain", daemon=True).start()
         # One claim loop per processor: a long-poll offering one operation's permits must not keep
         # another operation's permits, freed meanwhile, from being offered until it returns.
         loops = [
@@ -276,8 +277,8 @@ class WorkerAgent:
             lease = self.client.claim_heartbeat(claim_id=active.claim_id, phase=active.phase)
         except CoreError as exc:
             if exc.code == "claim_lost":
-                if active.claim_id not in self.active:
-                    return  # the job was delivered while this heartbeat was on its way: nothing is lost
+                if active.claim_id not in self.active or active.finishing.is_set():
+                    return  # the job was delivered (or failed) while this heartbeat was on its way: nothing is lost
                 logger.warning("claim lost; stopping its processor", extra={"claim": active.claim_id})
                 active.lost.set()
                 active.cancel.set()
@@ -324,12 +325,21 @@ class WorkerAgent:
                 active.cancel.set()
 
     # --- draining --------------------------------------------------------------------------------
-    def _drain(self) -> None:
+    def _core_told_of_drain(self) -> None:
+        """Tell Core at once when the drain starts: it answers the claim loops' long-polls with nothing, so an
+        idle agent stops in a moment instead of waiting out ``--acquire-wait``."""
+        self.draining.wait()
+        self._tell_core_of_drain()
+
+    def _tell_core_of_drain(self) -> None:
         try:
             if self.session_id is not None:
                 self.client.drain(session_id=self.session_id)
         except (CoreError, CoreUnavailable):
             logger.warning("could not tell core about the drain")
+
+    def _drain(self) -> None:
+        self._tell_core_of_drain()  # again: the drain may have come from Core or from the job limit
         with self.condition:
             running = list(self.threads)
         for thread in running:

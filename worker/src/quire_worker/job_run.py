@@ -32,6 +32,9 @@ class ActiveClaim:
     claim: dict
     cancel: threading.Event = field(default_factory=threading.Event)
     lost: threading.Event = field(default_factory=threading.Event)
+    # Set as the claim's final call (delivery or failure) goes out: Core may end the claim before the answer is
+    # back, and a heartbeat in flight then hears "claim lost" for a claim that ended as it should.
+    finishing: threading.Event = field(default_factory=threading.Event)
     phase: str = "processing"
 
     @property
@@ -139,6 +142,7 @@ class JobRun:
             self._upload_all(result.outputs)
         offers = {self.active.claim["operation"]: 1} if self.successor_wanted() else None
         diagnostics = _diagnostics_payload(result.diagnostics)
+        self.active.finishing.set()
         with self._timed("delivery"):
             try:
                 outcome = self.client.deliver(claim_id=self.active.claim_id, diagnostics=diagnostics, offers=offers)
@@ -263,6 +267,7 @@ class JobRun:
             "message": _storable(failure.message),
             "diagnostics": diagnostics or _diagnostics_payload(failure.diagnostics),
         }
+        self.active.finishing.set()
         try:
             outcome = self.client.fail(**report)
         except CoreError as refusal:

@@ -153,3 +153,40 @@ def test_a_compiler_killed_from_outside_is_retried_not_the_documents_fault(
 
     assert (failure.failure_class, failure.code) == (FailureClass.TRANSIENT_INFRASTRUCTURE, "compiler_killed")
     assert signal.Signals(signal_number).name in failure.message
+
+
+def test_a_missing_font_whose_name_has_spaces_is_named_whole(bundle, build):
+    bundle(
+        {"main.tex": article('\\font\\quirefont="Quire Missing Serif" at 10pt \\quirefont Hello.')}, compiler="xelatex"
+    )
+
+    failure = failure_of(build)
+
+    assert (failure.failure_class, failure.code) == (FailureClass.UNSUPPORTED_DEPENDENCY, "missing_font")
+    assert "the font Quire Missing Serif is not installed" in failure.message
+
+
+def test_a_missing_font_file_with_options_is_named_by_its_file(bundle, build):
+    source = '\\font\\quirefont="file:QuireNastaliq-Regular.ttf:mode=harf;shaper=ot" at 10pt \\quirefont Hello.'
+    bundle({"main.tex": article(source)}, compiler="lualatex")
+
+    failure = failure_of(build)
+
+    assert (failure.failure_class, failure.code) == (FailureClass.UNSUPPORTED_DEPENDENCY, "missing_font")
+    assert "the font QuireNastaliq-Regular.ttf is not installed" in failure.message
+
+
+def test_a_runaway_argument_is_placed_where_the_argument_began(bundle, build):
+    bundle(
+        {
+            "main.tex": article(r"\input{chapters/one}"),
+            "chapters/one.tex": "First paragraph.\n\\textbf{a bold start\n\nthat is never closed.\n",
+        }
+    )
+
+    failure = failure_of(build)
+
+    assert (failure.failure_class, failure.code) == (FailureClass.PROCESSOR_REJECTED, "latex_error")
+    first = failure.diagnostics.entries[0]
+    assert (first.file, first.line) == ("chapters/one.tex", 2)
+    assert failure.message.startswith("chapters/one.tex:2: File ended while scanning use of \\textbf")

@@ -79,6 +79,15 @@ def test_a_file_read_outside_the_project_fails(tmp_path, path, says):
     assert "root:" not in failure.diagnostics.log  # nothing of the host's /etc/passwd
 
 
+def test_a_missing_file_is_named_by_its_project_path_never_the_work_directory(tmp_path):
+    failure = failure_of(tmp_path, {"main.typ": '= Title\n#include "chapters/missing.typ"\n'})
+
+    assert (failure.failure_class, failure.code) == (FailureClass.PROCESSOR_REJECTED, "compile_error")
+    shown = [failure.message, failure.diagnostics.log, *(entry.message for entry in failure.diagnostics.entries)]
+    assert "chapters/missing.typ" in failure.message
+    assert not [text for text in shown if str(tmp_path) in text or "/files/" in text], shown
+
+
 def test_an_infinite_loop_is_a_resource_limit_within_the_wall_limit(tmp_path):
     endless = "#let n = 0\n#for i in range(100000) { for j in range(100000) { n += 1 } }\n"
     limits = Limits(wall_seconds=5, cpu_seconds=60)

@@ -14,9 +14,12 @@ DISTRIBUTION_EXTENSIONS = frozenset(
     {".sty", ".cls", ".clo", ".cfg", ".def", ".fd", ".ldf", ".bbx", ".cbx", ".lbx", ".dbx", ".bst"}
 )
 MISSING_FONT = (
-    re.compile(r'The font "(?P<name>[^"]+)" cannot be found'),  # fontspec, XeLaTeX and LuaLaTeX
-    re.compile(r'Font \\\S+="?(?P<name>[^"=\s]+)"?(?: at \S+)? not loadable'),  # \font primitives
+    # fontspec, XeLaTeX and LuaLaTeX; TeX may wrap the line anywhere in it
+    re.compile(r'The\s+font\s+"(?P<name>[^"]+)"\s+cannot\s+be\s+found'),
+    # \font primitives: a quoted name (with spaces, options) or a bare one, up to "at <size>" or "not loadable"
+    re.compile(r'Font \\[^=\s]+=(?P<name>"[^"]+"|[^\n]+?)(?: at \S+)? not loadable'),
 )
+FONT_NAME_PREFIX = re.compile(r"^(?:file|name):")
 MISSING_BIBLIOGRAPHY_STYLE = re.compile(r"I couldn't open style file (?P<name>\S+)")
 MISSING_PROGRAM = re.compile(r"^sh: \d+: (?P<name>\S+): not found$", re.MULTILINE)
 # The shell latexmk runs each tool through names the signal that ended it.
@@ -100,12 +103,19 @@ def _missing_dependency(evidence: BuildEvidence, limits: Limits) -> tuple[str, s
             return _not_installed("missing_package", found["name"])
     for pattern in MISSING_FONT:
         if found := pattern.search(evidence.log):
-            return _not_installed("missing_font", f"the font {found['name']}")
+            return _not_installed("missing_font", f"the font {_font_name(found['name'])}")
     if found := MISSING_BIBLIOGRAPHY_STYLE.search(evidence.log):
         return _not_installed("missing_package", found["name"])
     if found := MISSING_PROGRAM.search(evidence.stderr):
         return _not_installed("missing_program", found["name"])
     return None
+
+
+def _font_name(spec: str) -> str:
+    """The font a font specification names: ``"file:AwamiNastaliq-Regular.ttf:mode=harf;shaper=ot"`` names
+    AwamiNastaliq-Regular.ttf, ``"[lmroman10-regular]:mapping=tex-text"`` lmroman10-regular."""
+    name = FONT_NAME_PREFIX.sub("", " ".join(spec.strip().strip('"').split()))
+    return name.split(":", 1)[0].strip("[]{} ") or spec
 
 
 def _not_installed(code: str, what: str) -> tuple[str, str, str]:

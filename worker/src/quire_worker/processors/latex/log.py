@@ -13,6 +13,7 @@ from quire_worker.processors.latex.diagnostics import (
     tool_message_diagnostics,
     without_provisional_references,
 )
+from quire_worker.processors.latex.runaway import runaways_located
 from quire_worker.processors.latex.work_area import WorkArea, read_source_file
 from quire_worker.truncation import bounded_text
 
@@ -36,8 +37,10 @@ def read_build_log(
     bibliography_log = _text(read_source_file(area, f"{jobname}.blg", PARSE_BYTES))
     stderr = _text(run.stderr)
     build_directories = (str(area.sources), os.path.realpath(area.sources))
+    project_files = tuple(project_files)
+    tex_entries = tex_log_diagnostics(tex_log, project_files, build_directories)
     entries = merged(
-        without_provisional_references(tex_log_diagnostics(tex_log, project_files, build_directories)),
+        without_provisional_references(runaways_located(tex_entries, tex_log, area.sources, project_files)),
         bibliography_log_diagnostics(bibliography_log),
         tool_message_diagnostics(stderr),
     )

@@ -108,7 +108,9 @@ def compile_failure(error: typst.TypstError, files_root: Path) -> ConversionFail
     """A compile error as ``processor_rejected`` with file:line entries (``unsupported_dependency``
     when the compiler wanted a package)."""
     entries = parse_diagnostics(str(getattr(error, "diagnostic", "") or error), files_root)
-    messages = [entry["message"] for entry in entries] or [str(getattr(error, "message", error))]
+    messages = [entry["message"] for entry in entries] or [
+        without_work_path(str(getattr(error, "message", error)), files_root)
+    ]
     wanted = sorted({spec for message in messages for spec in _package_specs(message)})
     if wanted or any(marker in message for message in messages for marker in _PACKAGE_ERRORS):
         named = ", ".join(wanted) or "a package"
@@ -134,7 +136,8 @@ def parse_diagnostics(text: str, files_root: Path) -> list[dict]:
     for line in text.splitlines():
         head = _DIAGNOSTIC_HEAD.match(line)
         if head:
-            entries.append(diagnostic_entry(head.group(2).strip(), severity=head.group(1)))
+            message = without_work_path(head.group(2).strip(), files_root)
+            entries.append(diagnostic_entry(message, severity=head.group(1)))
             continue
         location = _DIAGNOSTIC_LOCATION.match(line)
         if location and entries and entries[-1]["file"] is None:
@@ -147,8 +150,17 @@ def warning_entries(warnings: list, files_root: Path) -> list[dict]:
     entries = []
     for warning in warnings:
         parsed = parse_diagnostics(str(getattr(warning, "diagnostic", "") or ""), files_root)
-        entries += parsed or [diagnostic_entry(str(getattr(warning, "message", warning)), severity="warning")]
+        message = without_work_path(str(getattr(warning, "message", warning)), files_root)
+        entries += parsed or [diagnostic_entry(message, severity="warning")]
     return entries
+
+
+def without_work_path(text: str, files_root: Path) -> str:
+    """``text`` with the job's work directory taken out of the paths it names ("searched at main/x.typ", not
+    at /var/lib/…/input/files/main/x.typ): where a worker keeps its jobs is nobody's business but its own."""
+    for root in {str(files_root.resolve()), str(files_root)}:
+        text = text.replace(root + "/", "").replace(root, ".")
+    return text
 
 
 def _project_path(shown: str, files_root: Path) -> str:
