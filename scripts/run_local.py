@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.chdir(ROOT)
 
-from scripts.supervision import Supervised  # noqa: E402  the checkout's root is on the path from here
+from scripts.supervision import Supervised, stop_together  # noqa: E402  the checkout's root is on the path from here
 
 PYTHON = sys.executable
 PORT = os.environ.get("PORT", "8000")
@@ -129,6 +129,7 @@ def background_processes(token_file: Path) -> list[tuple[str, list[str], bool]]:
 
 
 STOP_SECONDS = 4  # what each group of processes gets on Ctrl-C before SIGKILL
+RELEASE_BEFORE_SECONDS = 1.5  # the agent's second SIGTERM comes this long before the deadline
 ANSWER_SECONDS = 120  # a first start migrates, and a cold web server imports everything
 
 
@@ -207,12 +208,10 @@ def main() -> int:
     finally:
         # All but the web server at once (the agent drains, releasing its claims, through the web server),
         # then the web server.
+        # A second SIGTERM before the deadline: an agent still finishing a build gives its claim back (the job
+        # is queued again at once, no attempt used) rather than have it lost to SIGKILL and its lease.
         *others, web = children
-        deadline = time.monotonic() + STOP_SECONDS
-        for child in others:
-            child.stop_begin()
-        for child in others:
-            child.stop_end(deadline)
+        stop_together(others, seconds=STOP_SECONDS, second_signal_before=RELEASE_BEFORE_SECONDS)
         web.stop(timeout=STOP_SECONDS)
         if started_db:
             from config.embedded_db import stop as stop_db

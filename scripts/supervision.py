@@ -61,6 +61,16 @@ class Supervised:
         if self.process is not None and self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)
 
+    def ended_by(self, deadline: float) -> bool:
+        """Whether it has ended by ``deadline`` (a ``time.monotonic()``), waiting until then at most."""
+        if self.process is None:
+            return True
+        try:
+            self.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
     def stop_end(self, deadline: float) -> None:
         """Wait for it until ``deadline`` (a ``time.monotonic()``), then SIGKILL its process group."""
         if self.process is None:
@@ -70,3 +80,17 @@ class Supervised:
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
+
+
+def stop_together(children: list[Supervised], *, seconds: float, second_signal_before: float) -> None:
+    """Stop ``children`` at once: SIGTERM to all, a second SIGTERM ``second_signal_before`` seconds before the
+    deadline to those still running (the worker agent's "stop now and give running claims back"), SIGKILL at
+    the deadline to what is left."""
+    deadline = time.monotonic() + seconds
+    for child in children:
+        child.stop_begin()
+    for child in children:
+        if not child.ended_by(deadline - second_signal_before):
+            child.stop_begin()
+    for child in children:
+        child.stop_end(deadline)

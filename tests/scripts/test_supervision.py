@@ -4,7 +4,7 @@ import sys
 import time
 from pathlib import Path
 
-from scripts.supervision import Supervised
+from scripts.supervision import Supervised, stop_together
 
 ROOT = Path(__file__).resolve().parents[2]
 DIES = [sys.executable, "-c", "import sys; sys.exit(3)"]
@@ -58,3 +58,29 @@ def test_stopping_ends_a_running_process():
     child.stop(timeout=5)
 
     assert child.process.returncode is not None
+
+
+# Drains on the first SIGTERM (as the worker agent does while a build runs) and exits on the second.
+DRAINS = [
+    sys.executable,
+    "-c",
+    "import signal, sys, time\n"
+    "signal.signal(signal.SIGTERM, lambda *_: signal.signal(signal.SIGTERM, lambda *_: sys.exit(0)))\n"
+    "print('ready', flush=True)\n"
+    "time.sleep(60)",
+]
+
+
+def test_stopping_together_ends_all_and_gives_a_draining_process_its_second_signal_before_sigkill(tmp_path):
+    import subprocess
+
+    sleeper = Supervised("relay", SLEEPS, restart=True, cwd=ROOT)
+    agent = Supervised("worker", DRAINS, restart=True, cwd=ROOT)
+    sleeper.start()
+    agent.process = subprocess.Popen(DRAINS, cwd=ROOT, start_new_session=True, stdout=subprocess.PIPE)
+    assert agent.process.stdout.readline() == b"ready\n"  # its handler is in place
+
+    stop_together([sleeper, agent], seconds=20, second_signal_before=15)
+
+    assert sleeper.process.returncode == -15
+    assert agent.process.returncode == 0, "the second SIGTERM ended it, not SIGKILL"

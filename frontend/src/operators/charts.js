@@ -66,12 +66,27 @@ function start(root) {
         ...data.operations.map((op, index) => ({ label: op, stroke: COLOURS[index % COLOURS.length], width: 1.5 })),
       ];
       const values = [data.x, ...data.operations.map((op) => figure.series[op])];
-      charts.push(new uPlot({ width, height: 170, series, scales: { x: { time: true } } }, values, box));
+      const axes = [{}, { size: axisWidth }];
+      charts.push(new uPlot({ width, height: 170, series, axes, scales: { x: { time: true } } }, values, box));
     }
+    root.quireCharts = charts; // tests read what the charts drew
   }
 
   load();
   setInterval(load, REFRESH_MS);
+}
+
+/** The y axis as wide as its longest label (uPlot's fixed 50 px clipped "15,000" to "5,000"). */
+function axisWidth(chart, values, axisIndex, cycle) {
+  const axis = chart.axes[axisIndex];
+  if (cycle > 1) return axis._size; // uPlot asks again while it settles the layout: keep the first answer
+  let size = axis.ticks.size + axis.gap;
+  const longest = (values || []).reduce((found, value) => (value.length > found.length ? value : found), "");
+  if (longest) {
+    chart.ctx.font = axis.font[0];
+    size += chart.ctx.measureText(longest).width / window.devicePixelRatio;
+  }
+  return Math.ceil(size);
 }
 
 function lastValue(values) {

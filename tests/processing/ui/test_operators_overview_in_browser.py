@@ -164,3 +164,39 @@ def test_the_job_list_fits_a_1366_pixel_screen(page, owner):
     assert overflow <= 0, f"the list runs {overflow} px off a 1366-px screen"
     assert page.locator("#result_list td.field-created time").first.get_attribute("title")
     screenshot(page, "operators-job-list-1366")
+
+
+def test_a_charts_y_axis_is_wide_enough_for_its_longest_label(page):
+    last = timezone.now().replace(second=0, microsecond=0) - timedelta(minutes=1)
+    OperationRollup.objects.bulk_create(
+        OperationRollup(
+            resolution=Resolution.MINUTE,
+            bucket_start=last - timedelta(minutes=n),
+            operation=ECHO,
+            queued=15_000 - n * 500,
+            started=0,
+            computed_at=timezone.now(),
+        )
+        for n in range(5)
+    )
+    sign_in(page, operator_who_signs_in())
+    page.goto(OVERVIEW)
+    expect(page.locator("[data-operator-charts]")).to_have_attribute("data-points", "5")
+
+    # uPlot draws the labels on a canvas: measure the queued chart's longest y label with the axis's own font.
+    room, needed, longest = page.evaluate(
+        """() => {
+            const charts = document.querySelector("[data-operator-charts]").quireCharts;
+            const box = document.querySelector("figure[data-figure=queued]");
+            const chart = charts.find((each) => box.contains(each.root));
+            const axis = chart.axes[1];
+            const labels = axis._values || [];
+            const longest = labels.reduce((found, label) => (label.length > found.length ? label : found), "");
+            chart.ctx.font = axis.font[0];
+            const needed = chart.ctx.measureText(longest).width / window.devicePixelRatio;
+            return [axis._size - axis.ticks.size - axis.gap, needed, longest];
+        }"""
+    )
+
+    assert longest.replace(",", "").replace(".", "").isdigit() and len(longest) >= 5, longest
+    assert room >= needed, f"{longest!r} needs {needed:.1f} px and has {room:.1f}"
