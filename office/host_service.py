@@ -43,8 +43,14 @@ class HostService:
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.close()
-            self.runtime.call(self._server.wait_closed(), timeout=5)
+            # On the host's loop: asyncio's Server is not thread-safe, and closing it from this thread raced a
+            # connection ending on the loop (both woke the server's waiters; the second found none: TypeError).
+            self.runtime.call(self._closed(self._server), timeout=5)
+
+    @staticmethod
+    async def _closed(server: asyncio.Server) -> None:
+        server.close()
+        await server.wait_closed()
 
     async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
