@@ -21,7 +21,7 @@ from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpResponse, StreamingHttpResponse
 from django.utils.http import content_disposition_header
 
-CHUNK_BYTES = 256 * 1024
+CHUNK_BYTES = 1024 * 1024  # a thread hop per chunk under ASGI: bigger chunks, fewer hops, still bounded
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
 
 
