@@ -2,8 +2,8 @@ import uuid
 
 from django.contrib.postgres.indexes import BrinIndex
 from django.db import models
-from django.db.models import Case, Count, Exists, Func, OuterRef, Q, Subquery, Sum, Value, When
-from django.db.models.functions import Cast, Coalesce, Concat, Greatest, Now
+from django.db.models import Case, Count, Exists, Func, OuterRef, Q, Value, When
+from django.db.models.functions import Cast, Concat, Now
 
 import quire_wire
 from processing.models.blobs import ProcessingBlob
@@ -110,34 +110,24 @@ class JobQuerySet(models.QuerySet):
 
     def within_fair_share(self, operations):
         """Jobs whose requester does not hold its share of their operation's slots while another requester's
-        job of that operation waits: the share is half the slots registered for the operation by live
-        processors (at least one), so a requester with many long jobs cannot keep everybody else waiting.
+        job of that operation waits: the share is the slots registered for the operation by live processors
+        divided among the requesters with work of it running or queued, rounded up, at least one (the
+        database function ``processing_fair_share``, processing/queue/sql/fair_share.sql), so a requester
+        with many long jobs cannot keep everybody else waiting. The maintenance loop enforces the same share
+        against running work (processing/queue/fair_share.py).
 
         One hashed lookup per statement, keyed by requester and operation as text: the claim walks the queue
         from its head and tests each row against it (a correlated subquery would be run for every row the
         walk passes, a hog's whole queue included).
         """
-        from processing.models.workers import SessionState, WorkerProcessor
-
-        capacity = (
-            WorkerProcessor.objects.filter(
-                operation=OuterRef("operation"),
-                healthy=True,
-                session__state=SessionState.ACTIVE,
-                session__expires_at__gt=Now(),
-            )
-            .values("operation")
-            .annotate(total=Sum("slots"))
-            .values("total")
-        )
         # Below or above the holder's id: two probes of job_queued_by_requester, never a walk past its own queue.
         queued = ProcessingJob.objects.filter(state=JobState.QUEUED, operation=OuterRef("operation"))
         others_waiting = Exists(queued.filter(requester_id__lt=OuterRef("requester_id"))) | Exists(
             queued.filter(requester_id__gt=OuterRef("requester_id"))
         )
-        # Per group, in HAVING: the share is looked up once per requester and operation (as a grouping key it
+        # Per group, in HAVING: the share is computed once per requester and operation (as a grouping key it
         # was computed for every running row), and another requester's waiting job only where it is held.
-        share = _OfTheGroup(Greatest(Value(1), Coalesce(Subquery(capacity), 0) / 2), output_field=models.IntegerField())
+        share = _OfTheGroup(fair_share_of("operation"), output_field=models.IntegerField())
         holding_their_share = (
             ProcessingJob.objects.filter(state=JobState.RUNNING, operation__in=operations)
             .values("requester_id", "operation")
@@ -148,6 +138,11 @@ class JobQuerySet(models.QuerySet):
             .values("key")
         )
         return self.alias(fair_share_key=_requester_operation_key()).exclude(fair_share_key__in=holding_their_share)
+
+
+def fair_share_of(operation) -> Func:
+    """A requester's share of ``operation``'s slots (processing/queue/sql/fair_share.sql)."""
+    return Func(operation, function="processing_fair_share", output_field=models.IntegerField())
 
 
 class _OfTheGroup(Func):
@@ -334,6 +329,10 @@ class ProcessingAttempt(models.Model):
     failure_class = models.CharField(max_length=32, blank=True, default="")
     failure_code = models.CharField(max_length=64, blank=True, default="")
     failure_message = models.TextField(blank=True, default="")
+    # When the maintenance loop asked this attempt to give its slot back to another requester's waiting job
+    # (processing/queue/fair_share.py): the worker is told as of a cancellation, and its stop requeues the job
+    # without using an attempt.
+    yield_requested_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -64,12 +64,14 @@ def job_is_cancellable(job: ProcessingJob) -> bool:
     )
 
 
-# The session's liveness as its heartbeat judges it, and its current claims whose cancellation was requested.
+# The session's liveness as its heartbeat judges it, and its current claims whose cancellation was requested
+# or that were asked to give their slot back (queue/fair_share.py): the worker stops both alike.
 _REQUESTED_SQL = f"""
     SELECT session.state IN ('{SessionState.ACTIVE}', '{SessionState.DRAINING}') AND session.expires_at > now(),
            ARRAY(SELECT attempt.claim_id FROM processing_processingattempt AS attempt
                  JOIN processing_processingjob AS job ON job.id = attempt.job_id
-                 WHERE attempt.session_id = session.id AND job.cancellation_requested AND {CLAIM_CURRENT_SQL}
+                 WHERE attempt.session_id = session.id AND {CLAIM_CURRENT_SQL}
+                   AND (job.cancellation_requested OR attempt.yield_requested_at IS NOT NULL)
                  ORDER BY attempt.started_at)
     FROM processing_workersession AS session
     WHERE session.id = %s AND session.identity = %s

@@ -22,6 +22,7 @@ from processing.delivered import Delivered, delivered_columns, delivered_from_ro
 from processing.exceptions import ClaimLost, JobCancelled, OffersInvalid, OutputRejected
 from processing.models import AttemptState, FailureClass, JobState, Phase
 from processing.operations import REGISTRY
+from processing.queue.fair_share import attempt_yielded, yield_is_wanted
 from processing.queue.leases import attempt_current, attempt_end, attempt_failed
 from processing.transitions import job_transition
 
@@ -147,6 +148,9 @@ def attempt_fail(*, claim_id: uuid.UUID, failure_class: str, code: str, message:
     with transaction.atomic():
         attempt, now = attempt_current(claim_id, lock_job=True)
         job = attempt.job
+        if failure_class == FailureClass.WORKER_INTERRUPTED and yield_is_wanted(attempt):
+            attempt_yielded(attempt, now)  # stopped to give its slot back, not failed: no attempt is used
+            return JobState.QUEUED
         job.diagnostic_log, job.diagnostics = _bounded(diagnostics.log), list(diagnostics.entries)[:500]
         job.save(update_fields=["diagnostic_log", "diagnostics"])
         attempt_failed(attempt, now, failure_class=failure_class, code=code, message=message)

@@ -101,7 +101,9 @@ def _renewed(attempt: ProcessingAttempt, claim_id: uuid.UUID, phase: str | None,
     if "phase" in updates:
         ProcessingJob.objects.filter(pk=attempt.job_id, state=JobState.RUNNING).update(phase=phase)
     cancellation = ProcessingJob.objects.values_list("cancellation_requested", flat=True).get(pk=attempt.job_id)
-    return LeaseStatus(lease_expires_at=expires, cancellation_requested=cancellation)
+    # A request to give the slot back (queue/fair_share.py) stops the processor as a cancellation does.
+    yielding = attempt.yield_requested_at is not None
+    return LeaseStatus(lease_expires_at=expires, cancellation_requested=cancellation or yielding)
 
 
 WALL_TIME_EXCEEDED = "wall_time_exceeded"

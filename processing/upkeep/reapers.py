@@ -34,6 +34,7 @@ from processing.models import (
     WorkerRequest,
     WorkerSession,
 )
+from processing.queue.fair_share import fair_share_yields_request
 from processing.queue.retry_policy import job_after_attempt
 from processing.submission.submit import preparations_abandoned_fail
 from processing.transitions import job_transition
@@ -245,6 +246,7 @@ STEPS = [
     ("sessions_expired", sessions_expire),
     ("drained_sessions_closed", drained_sessions_close),
     ("leases_lost", leases_expire),
+    ("fair_share_yields_requested", fair_share_yields_request),
     ("finalizations_recovered", finalizations_recover),
     ("preparations_abandoned", preparations_abandoned_fail),
     ("deadlines_expired", deadlines_expire),

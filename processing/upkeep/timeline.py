@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from processing.models import AttemptState, JobState, ProcessingJob
+from processing.queue.fair_share import FAIR_SHARE_YIELD
 
 _ENDINGS = {
     AttemptState.DELIVERED: "delivered its results; finalization began",
@@ -17,6 +18,7 @@ _ENDINGS = {
     AttemptState.LOST: "lost its lease; the job went back to the queue",
     AttemptState.CANCELLED: "stopped: the job was cancelled",
 }
+_YIELDED = "gave its slot to another requester's waiting job (fair share); the job went back to the queue"
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,8 @@ def job_timeline(job_id: uuid.UUID) -> tuple[TimelineEvent, ...]:
         events.append((attempt.started_at, 2, f"attempt {attempt.number} claimed", by))
         if attempt.ended_at:
             code = f" ({attempt.failure_class}: {attempt.failure_code})" if attempt.failure_class else ""
-            events.append((attempt.ended_at, 3, f"attempt {attempt.number} {_ENDINGS[attempt.state]}", code.strip()))
+            ending = _YIELDED if attempt.failure_code == FAIR_SHARE_YIELD else _ENDINGS[attempt.state]
+            events.append((attempt.ended_at, 3, f"attempt {attempt.number} {ending}", code.strip()))
     for artifact in job.artifacts.order_by("created_at"):
         published = f"reused {artifact.role}" if job.cache_hit else f"finalization published {artifact.role}"
         events.append((artifact.created_at, 4, published, artifact.filename))

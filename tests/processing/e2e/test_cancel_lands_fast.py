@@ -9,23 +9,21 @@ import os
 import statistics
 import time
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.db.models import F
 from django.utils import timezone
 
 from processing.models import AttemptState, JobState, ProcessingAttempt, ProcessingJob, WorkerSession
-from tests.factories import ProjectFactory, bearer_token_for
+from tests.factories import bearer_token_for
 from tests.processing.e2e.agents import running_agent, wait_until
+from tests.processing.e2e.builds import looping_build, processes_working_under
 from tests.processing.e2e.conftest import E2E_OPERATIONS, RawHttp
 from tests.processing.factories import deployment_toml
-from workspace import services as workspace_services
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 LATEX = "latex.compile.pdf/v1"
-ENDLESS_LOOP = (Path(__file__).resolve().parents[2] / "corpora" / "tex" / "endless-loop.tex").read_bytes()
 LONG_LIMITS = {"lease_seconds": 300, "session_ttl_seconds": 300, "max_attempts": 3}
 HEARTBEAT_SECONDS = min(LONG_LIMITS["lease_seconds"], LONG_LIMITS["session_ttl_seconds"]) / 3  # as Core tells agents
 MEDIAN_TARGET_SECONDS = 2.0
@@ -58,30 +56,6 @@ def latex_agent(protocol_server, request):
     root = protocol_server["root"]
     with running_agent(protocol_server["url"], root, "--operations", LATEX, name=name):
         yield {"name": name, "work": root / f"{name}-work"}
-
-
-def processes_working_under(root: Path) -> list[int]:
-    """Live processes whose working directory is inside ``root``: a job's TeX runs in its own work directory."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            cwd = os.readlink(f"/proc/{entry}/cwd") if entry.isdigit() else ""
-        except OSError:
-            continue  # gone meanwhile, or a zombie, which has no working directory left
-        if cwd.startswith(f"{root}/"):
-            found.append(int(entry))
-    return found
-
-
-def looping_build(owner, author, work: Path, key: str) -> str:
-    """Submit a build of the endless loop and return its job id once TeX is running it."""
-    project = ProjectFactory(owner=owner, starter=True)
-    workspace_services.file_write(actor_id=owner.pk, project_id=project.pk, path="main.tex", data=ENDLESS_LOOP)
-    status, job, _ = author.json("POST", f"/v1/projects/{project.pk}/builds", {}, headers={"Idempotency-Key": key})
-    assert status == 202, job
-    wait_until(lambda: ProcessingJob.objects.get(pk=job["id"]).state == JobState.RUNNING, what="the claim")
-    wait_until(lambda: processes_working_under(work), what="TeX to run the build")
-    return job["id"]
 
 
 def cancelled_after(author, job_id: str) -> tuple[float, dict]:

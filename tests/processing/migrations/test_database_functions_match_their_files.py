@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[3]
 CURRENT_FILES = [
     ROOT / "processing/queue/sql/advisory_key.sql",
     ROOT / "processing/queue/sql/deliver.sql",
+    ROOT / "processing/queue/sql/fair_share.sql",
     ROOT / "processing/queue/sql/job_ended_notify.sql",
     ROOT / "processing/protocol/sql/replay.sql",
 ]

@@ -1,0 +1,1 @@
+DROP FUNCTION IF EXISTS processing_fair_share(varchar);
