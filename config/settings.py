@@ -6,6 +6,7 @@ from datetime import timedelta
 
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
+from psycopg_pool import AsyncConnectionPool
 
 from config.env import BASE_DIR, VAR_DIR, env
 from config.https import https_settings
@@ -230,8 +231,10 @@ def _channel_layers() -> dict:
         return {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": hosts}}}
     if url == "memory":  # one process only: a server started by a test that needs no second process
         return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    config = {**_channel_layer_database(), "PSYCOPG_OPTIONS": {"min_size": 1, "max_size": 4}}
-    return {"default": {"BACKEND": "channels_postgres.core.PostgresChannelLayer", "CONFIG": config}}
+    # Each connection is checked as it is taken from the pool: one a database restart broke is replaced.
+    pool = {"min_size": 1, "max_size": 4, "check": AsyncConnectionPool.check_connection}
+    config = {**_channel_layer_database(), "PSYCOPG_OPTIONS": pool}
+    return {"default": {"BACKEND": "config.channel_layer.ReconnectingPostgresChannelLayer", "CONFIG": config}}
 
 
 CHANNEL_LAYERS = _channel_layers()

@@ -33,6 +33,7 @@ from collaboration.services import Outcome, Submitted
 logger = logging.getLogger(__name__)
 
 MAX_BATCH = 64
+UNSENT_RETRY_SECONDS = 0.5  # between tries of stored updates the channel layer refused
 PROJECTION_MAX_LAG_SECONDS = 5.0
 
 
@@ -260,17 +261,29 @@ class Outgoing:
     async def _send(self) -> None:
         try:
             while self._updates or self._presences:
-                if self._updates:
-                    updates, self._updates = self._updates, []
-                    for run in _contiguous_runs(updates):
-                        merged = merge_updates(*[update for update, _, _ in run])
-                        message = _stored_message(self._hub.id, self._file_id, merged, run[0][1], run[-1][2])
-                        await self._hub.send(self._file_id, message)
+                if self._updates and not await self._send_updates():
+                    await asyncio.sleep(UNSENT_RETRY_SECONDS)
+                    continue
                 if self._presences:
                     entries, self._presences = list(self._presences.values()), {}
                     await self._hub.send(self._file_id, _awareness_message(self._hub.id, self._file_id, entries))
         finally:
             self._sending = None
+
+    async def _send_updates(self) -> bool:
+        """Send what was stored, run by run; False, with the runs not sent put back first in line, when the
+        channel layer refuses one (the database restarting, say). Stored updates are sent until they go:
+        the other processes' editors would otherwise miss them until their own periodic resync."""
+        updates, self._updates = self._updates, []
+        runs = _contiguous_runs(updates)
+        for index, run in enumerate(runs):
+            merged = merge_updates(*[update for update, _, _ in run])
+            if not await self._hub.send(
+                self._file_id, _stored_message(self._hub.id, self._file_id, merged, run[0][1], run[-1][2])
+            ):
+                self._updates[:0] = [update for unsent in runs[index:] for update in unsent]
+                return False
+        return True
 
 
 def _contiguous_runs(updates: list[tuple[bytes, int, int]]) -> list[list[tuple[bytes, int, int]]]:
@@ -348,15 +361,18 @@ class Hub:
             self._joined.discard(document.file_id)
             await self._layer.group_discard(group_of(document.file_id), self._channel)
 
-    async def send(self, file_id: int, message: dict) -> None:
-        """Send to the other processes with this document open; a failure here loses nothing durable."""
-        await self.group_send(group_of(file_id), message)
+    async def send(self, file_id: int, message: dict) -> bool:
+        """Send to the other processes with this document open; False if the channel layer refused it (a
+        failure here loses nothing durable)."""
+        return await self.group_send(group_of(file_id), message)
 
-    async def group_send(self, group: str, message: dict) -> None:
+    async def group_send(self, group: str, message: dict) -> bool:
         try:
             await self._layer.group_send(group, message)
         except Exception:
             logger.exception("publishing to the channel layer failed", extra={"group": group})
+            return False
+        return True
 
     async def group_join(self, group: str) -> None:
         await self._layer.group_add(group, self._channel)
