@@ -25,6 +25,7 @@ env = environ.Env(
     QUIRE_SIGNIN_FAILURE_LIMIT=(int, 5),
     QUIRE_SIGNIN_ADDRESS_FAILURE_LIMIT=(int, 100),
     QUIRE_SIGNIN_LOCKOUT_MINUTES=(int, 15),
+    QUIRE_INVARIANT_CHECK_SECONDS=(int, 300),
     # Addresses of the proxies in front of Quire (HAProxy in `make cluster`): only their X-Forwarded-For and
     # X-Forwarded-Proto are believed. Empty: no proxy, the connection's own address is the client's.
     QUIRE_TRUSTED_PROXIES=(list, []),

@@ -303,6 +303,8 @@ QUIRE_STORAGE_DIR = env("QUIRE_STORAGE_DIR")
 QUIRE_DEPLOYMENT_FILE = env("QUIRE_DEPLOYMENT_FILE")
 QUIRE_DISTRIBUTION = env("QUIRE_DISTRIBUTION")
 QUIRE_METRICS_PUBLIC = env("QUIRE_METRICS_PUBLIC")
+# How often the maintenance loop runs the invariant checker for the operators' alerts (processing/upkeep/alerts.py).
+QUIRE_INVARIANT_CHECK_SECONDS = env("QUIRE_INVARIANT_CHECK_SECONDS")
 QUIRE_TEST_OPERATIONS = env.bool("QUIRE_TEST_OPERATIONS", default=False)
 # No endpoint accepts more (the largest is a staged artifact); a bigger declared body is refused unread.
 QUIRE_MAX_REQUEST_BYTES = env.int("QUIRE_MAX_REQUEST_BYTES", default=160 * 1024 * 1024)

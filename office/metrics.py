@@ -1,16 +1,47 @@
 """Office figures for ``/metrics``, read at scrape time from the host this process uses (never started by it):
 its own, or the machine's shared one (``office/host_client.py``), which every server process reports alike."""
 
+from django.conf import settings
 from prometheus_client import REGISTRY
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from office import runtime
 from office.exceptions import ConverterUnavailable
+from office.host_client import RemoteHost
+
+
+def host_reported() -> "runtime.HostRuntime | RemoteHost | None":
+    """The host this process's figures and alerts are about: the one it runs, or else the machine's shared one
+    (asked without being started: its service is ``manage.py office_host``); None for a host of the process's
+    own that has not started."""
+    current = runtime.host_runtime_current()
+    if current is None and settings.OFFICE_HOST == "shared":
+        return RemoteHost(settings.OFFICE_HOST_SOCKET)
+    return current
+
+
+def office_alerts() -> list:
+    """The Overview's alert when the Office host does not answer (processing/upkeep/alerts.py)."""
+    from processing import facade as processing
+
+    host = host_reported()
+    try:
+        if host is not None:
+            host.snapshot()
+    except ConverterUnavailable:
+        return [
+            processing.Alert(
+                "QuireOfficeHostDown",
+                "The Office conversion host does not answer: previews fail until it is back (is manage.py "
+                f"office_host running on {settings.OFFICE_HOST_SOCKET}?).",
+            )
+        ]
+    return []
 
 
 class OfficeCollector:
     def collect(self):
-        current = runtime.host_runtime_current()
+        current = host_reported()
         if current is None:
             return
         try:

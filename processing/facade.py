@@ -31,6 +31,7 @@ from processing.submission.stored_input import (
     stored_input_reserve,
     stored_input_resolve,
 )
+from processing.upkeep.alerts import Alert, alert_source_register
 from processing.upkeep.invariants import Violation, invariant_register
 from processing.upkeep.metrics import collector_register
 from processing.upkeep.reapers import blob_keeper_register
@@ -38,6 +39,7 @@ from processing.upkeep.reapers import blob_keeper_register
 __all__ = [
     "ACTIVE_STATES",
     "IDEMPOTENCY_KEY",
+    "Alert",
     "BlobWindow",
     "FailureClass",
     "FinalizationRejected",
@@ -50,6 +52,7 @@ __all__ = [
     "StoredInput",
     "SubmissionScope",
     "Violation",
+    "alert_source_register",
     "blob_keeper_register",
     "blob_put",
     "blob_read",

@@ -20,6 +20,7 @@ fi
 if [ "$purpose" = "test" ] || [ "$purpose" = "bench" ]; then
   packages+=(chromium)  # browser tests (and what a person sees, in benchmarks) drive Debian's Chromium
   packages+=(zip unzip)  # the peers of zip in and out (make bench-project, run at its smallest by the tests)
+  packages+=(prometheus)  # promtool checks the shipped alerting rules and proves each one fires
 fi
 if [ "$purpose" = "test" ] || [ "$purpose" = "cluster" ]; then
   packages+=(pgbouncer haproxy)  # the pooled test mode and the cluster (docs/deployment.md)

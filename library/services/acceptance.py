@@ -23,7 +23,7 @@ import uuid
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
-from prometheus_client import Counter
+from prometheus_client import Counter, Histogram
 
 from access import facade as access
 from library import selectors
@@ -37,6 +37,19 @@ ACCEPTED_EVENT = "document.version.accepted"
 
 # Per server process (seed 002 asks to observe rejected revisions and replayed submissions).
 acceptance_outcomes = Counter("quire_library_acceptances_total", "Library version acceptances by outcome.", ["outcome"])
+# Contention, observable: contenders for one document meet at its request row's lock in the conditional update
+# (the gate), so the gate's time is that lock's wait; the transaction's time is everything it holds locks for.
+_CONTENTION_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+acceptance_transaction_seconds = Histogram(
+    "quire_library_acceptance_transaction_seconds",
+    "Time of an acceptance's transaction, from its first statement to its commit or rollback.",
+    buckets=_CONTENTION_BUCKETS,
+)
+acceptance_gate_seconds = Histogram(
+    "quire_library_acceptance_gate_wait_seconds",
+    "Time of the document's conditional revision update, where contenders for one document wait on its row lock.",
+    buckets=_CONTENTION_BUCKETS,
+)
 
 
 @dataclass(frozen=True)
@@ -90,8 +103,15 @@ def library_version_accept(*, actor_id: int, idempotency_key: str | None, upload
         accepted = _accept_in_one_transaction(actor_id, prepared)
     except (_KeyHeld, IntegrityError):
         # The identity exists (or a unique constraint was raced): the database arbitrated.
+        try:
+            resolved = _resolved(prepared.scope)
+        except Exception as exc:
+            # The earlier request's outcome is not known yet (its client is told to retry), or a 409.
+            unresolved = getattr(exc, "code", "") == "outcome_unresolved"
+            acceptance_outcomes.labels(outcome="outcome_unresolved" if unresolved else "key_held").inc()
+            raise
         acceptance_outcomes.labels(outcome="key_held").inc()  # a replay, or 409 for other bytes
-        return _resolved(prepared.scope)
+        return resolved
     except _Stale:
         acceptance_outcomes.labels(outcome="revision_conflict").inc()
         raise _stale_error(upload) from None
@@ -118,6 +138,11 @@ def _prepare(actor_id: int, key: str, upload: VersionUpload, *, endpoint: str) -
 
 
 def _accept_in_one_transaction(actor_id: int, prepared: _Prepared) -> Accepted:
+    with acceptance_transaction_seconds.time():
+        return _accept_transaction(actor_id, prepared)
+
+
+def _accept_transaction(actor_id: int, prepared: _Prepared) -> Accepted:
     upload = prepared.upload
     with transaction.atomic(durable=True):
         reservation = processing.stored_input_reserve(scope=prepared.scope)
@@ -131,13 +156,14 @@ def _accept_in_one_transaction(actor_id: int, prepared: _Prepared) -> Accepted:
         version = version_insert(
             document_id=document_id, number=expected + 1, new=_new_version(actor_id, prepared, job_id)
         )
-        revision = request_advance(
-            project_id=upload.project_id,
-            document_id=document_id,
-            version_id=version.id,
-            expected_revision=expected,
-            title=prepared.title,
-        )
+        with acceptance_gate_seconds.time():
+            revision = request_advance(
+                project_id=upload.project_id,
+                document_id=document_id,
+                version_id=version.id,
+                expected_revision=expected,
+                title=prepared.title,
+            )
         if revision is None:
             raise _Stale()
         # Admission comes after the document gate: contenders for one document meet at its row, not at

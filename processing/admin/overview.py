@@ -17,6 +17,7 @@ from config.errors import QuireError
 from operators import facade as operators
 from processing.clock import db_now
 from processing.queue.pauses import operation_pause, operation_resume
+from processing.upkeep.alerts import operator_alerts
 from processing.upkeep.charts import WINDOWS, chart_data
 from processing.upkeep.fleet import session_drain_by_operator
 from processing.upkeep.overview import processing_overview
@@ -41,6 +42,7 @@ def overview_page(model_admin, request):
         "title": "Processing overview",
         "opts": model_admin.model._meta,
         "overview": processing_overview(),
+        "alerts": operator_alerts(),
         "can_act": operators.can_act(request.user),
     }
     live_only = request.GET.get("part") == "live"  # the page's own refresh (htmx), every few seconds

@@ -1,4 +1,5 @@
 from processing.models.blobs import ProcessingBlob
+from processing.models.checks import InvariantReport
 from processing.models.jobs import (
     AttemptState,
     FailureClass,
@@ -27,6 +28,7 @@ __all__ = [
     "AttemptState",
     "FailureClass",
     "IdempotencyReservation",
+    "InvariantReport",
     "JobState",
     "OperationPause",
     "OperationRollup",

@@ -10,8 +10,10 @@ from django.db.models import Count, Sum
 from prometheus_client import REGISTRY, Counter
 from prometheus_client.core import GaugeMetricFamily
 
+from processing.clock import db_now
 from processing.models import (
     AttemptState,
+    InvariantReport,
     JobState,
     OperationPause,
     ProcessingAttempt,
@@ -118,10 +120,39 @@ def _outbox_figures():
     return [pending, age, failing, attempts]
 
 
+def _alert_figures():
+    """The figures the shipped alerting rules fire on (config/prometheus/alerts.yml), as the Overview's banner
+    reads them (processing/upkeep/alerts.py)."""
+    from processing.upkeep.alerts import finalizations_overdue, finalizer_crashes  # alerts reads the reapers
+
+    now = db_now()
+    crashes = GaugeMetricFamily(
+        "quire_processing_finalizer_crashes_1h", "Jobs failed in the last hour because a finalizer crashed."
+    )
+    crashes.add_metric([], finalizer_crashes(now).count())
+    overdue = GaugeMetricFamily(
+        "quire_processing_finalizations_overdue", "Finalizations past their lease that nobody has recovered."
+    )
+    overdue.add_metric([], finalizations_overdue(now).count())
+    figures = [crashes, overdue]
+    report = InvariantReport.objects.first()
+    if report is not None:
+        violations = GaugeMetricFamily(
+            "quire_processing_invariant_violations", "Broken promises the latest invariant check found."
+        )
+        violations.add_metric([], len(report.violations))
+        age = GaugeMetricFamily(
+            "quire_processing_invariant_check_age_seconds", "Seconds since the maintenance loop last checked."
+        )
+        age.add_metric([], (now - report.checked_at).total_seconds())
+        figures += [violations, age]
+    return figures
+
+
 class ProcessingCollector:
     def collect(self):
         try:
-            figures = [*_queue_figures(), *_job_figures(), *_attempt_figures(), *_outbox_figures()]
+            figures = [*_queue_figures(), *_job_figures(), *_attempt_figures(), *_outbox_figures(), *_alert_figures()]
         except DatabaseError:
             return []  # the database is out of reach: quire_database_up says so, and the other figures still show
         return figures

@@ -276,6 +276,14 @@ def sweep() -> SweepReport:
             logger.exception("reaper step failed", extra={"step": name})
             cleanup_failures.labels(step=name).inc()
             report.failed.append(name)
+    from processing.upkeep.alerts import invariants_check_if_due  # it reads the checker, which reads this module
+
+    try:
+        report.add("invariant_violations_found", invariants_check_if_due())
+    except Exception:
+        logger.exception("reaper step failed", extra={"step": "invariants"})
+        cleanup_failures.labels(step="invariants").inc()
+        report.failed.append("invariants")
     for prefix, upkeep in (("documents", live_documents_upkeep), ("workspace", workspace.content_collect)):
         try:
             for name, count in upkeep().items():
