@@ -190,3 +190,34 @@ def test_a_runaway_argument_is_placed_where_the_argument_began(bundle, build):
     first = failure.diagnostics.entries[0]
     assert (first.file, first.line) == ("chapters/one.tex", 2)
     assert failure.message.startswith("chapters/one.tex:2: File ended while scanning use of \\textbf")
+
+
+def test_a_bibliography_tool_that_failed_is_named_with_its_reason(bundle, build):
+    """latexmk exits 12 after BibTeX failed, with no TeX error: the failure says BibTeX's error and that latexmk
+    saw BibTeX fail, not only latexmk's exit status."""
+    body = (
+        "As shown~\\cite{knuth}.\n"
+        "\\begin{bibsection}\\begin{biblist}\\bibselect{quire-missing-refs}\\end{biblist}\\end{bibsection}"
+    )
+    bundle({"main.tex": article(body, preamble="\\usepackage{amsrefs}\n")})
+
+    failure = failure_of(build)
+
+    assert (failure.failure_class, failure.code) == (FailureClass.PROCESSOR_REJECTED, "latex_error")
+    assert failure.message.startswith("BibTeX: I found no \\bibdata command (while reading main.aux)")
+    messages = [entry.message for entry in failure.diagnostics.entries if entry.severity == "error"]
+    assert "latexmk: bibtex main: Bibtex errors: See file 'main.blg'" in messages
+
+
+def test_a_failure_nothing_else_explains_quotes_latexmks_last_word():
+    from types import SimpleNamespace
+
+    from quire_worker.processors.latex.failures import _latexmk_last_word
+
+    run = SimpleNamespace(
+        stderr=b"Latexmk: applying rule 'pdflatex'...\nLatexmk: Errors, so I did not complete making targets\n",
+        stdout=b"",
+    )
+
+    assert _latexmk_last_word(run) == "Errors, so I did not complete making targets"
+    assert _latexmk_last_word(SimpleNamespace(stderr=b"", stdout=b"nothing of latexmk's")) == ""

@@ -51,6 +51,11 @@ PROVISIONAL_NOTE = (
 BIBER_MESSAGE = re.compile(r"\b(?P<level>ERROR|WARN) - (?P<message>.+)$")
 BIBTEX_WARNING = re.compile(r"^Warning--(?P<message>.+)$")
 BIBTEX_ERROR_PLACE = re.compile(r"^(?P<message>.*)---line (?P<line>\d+) of file (?P<file>\S+)$")
+# An error BibTeX found in a file of the build's own making (the .aux), so it has no place in the project.
+BIBTEX_ERROR_READING = re.compile(r"^(?P<message>.+)---while reading file (?P<file>\S+)$")
+# latexmk ends a failed run with what failed, one indented line per tool, on its standard output.
+LATEXMK_SUMMARY = "Collected error summary (may duplicate other messages):"
+TEX_ENGINES = {"latex", "pdflatex", "xelatex", "lualatex", "dvipdf", "xdvipdfmx"}
 LATEXMK_FAILURE = "Latexmk: Failure in processing file"
 ACCESS_REFUSED = re.compile(
     r"^\S+: Not (?P<action>reading from|writing to) (?P<path>.+) \((?P<rule>open\w+_any = p)\)\.$"
@@ -106,7 +111,26 @@ def bibliography_log_diagnostics(blg: str) -> list[Diagnostic]:
         elif found := BIBTEX_ERROR_PLACE.match(line):
             message = (found["message"] or previous).strip()
             entries.append(Diagnostic(found["file"].removeprefix("./"), int(found["line"]), "error", message))
+        elif found := BIBTEX_ERROR_READING.match(line):
+            message = f"BibTeX: {found['message'].strip()} (while reading {found['file'].removeprefix('./')})"
+            entries.append(Diagnostic(file=None, line=None, severity="error", message=message))
         previous = line
+    return entries
+
+
+def latexmk_summary_diagnostics(stdout: str) -> list[Diagnostic]:
+    """Which tool beside the TeX engine latexmk says failed and why (``bibtex main: Bibtex errors: See file
+    'main.blg'``): a run that failed without a TeX error is explained by these. The engine's own lines are left
+    out: its log, or the missing PDF, says more."""
+    lines = stdout.splitlines()
+    if LATEXMK_SUMMARY not in lines:
+        return []
+    entries = []
+    for line in lines[lines.index(LATEXMK_SUMMARY) + 1 :]:
+        if not line.startswith(" ") or not line.strip():
+            break
+        if line.strip().split(":", 1)[0].split()[0] not in TEX_ENGINES:
+            entries.append(Diagnostic(file=None, line=None, severity="error", message=f"latexmk: {line.strip()}"))
     return entries
 
 

@@ -137,4 +137,16 @@ def _rejected(evidence: BuildEvidence, limits: Limits) -> tuple[str, str, str] |
     if not evidence.pdf_produced:
         return FailureClass.PROCESSOR_REJECTED, "no_pdf", "the build produced no PDF"
     message = f"latexmk failed (exit status {evidence.run.returncode})"
+    if said := _latexmk_last_word(evidence.run):
+        message += f": {said}"
     return FailureClass.PROCESSOR_REJECTED, "build_failed", message
+
+
+def _latexmk_last_word(run) -> str:
+    """latexmk's last line of its own about the run (``Latexmk: Errors, so I did not complete making targets``),
+    for a failure nothing else explains."""
+    for stream in (run.stderr, run.stdout):
+        said = [line for line in stream.decode(errors="replace").splitlines() if line.startswith("Latexmk: ")]
+        if said:
+            return said[-1].removeprefix("Latexmk: ").strip()
+    return ""

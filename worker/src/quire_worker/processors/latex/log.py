@@ -8,6 +8,7 @@ from quire_worker.contracts import CompletedRun, Diagnostic, Diagnostics, Limits
 from quire_worker.processors.latex.diagnostics import (
     bibliography_log_diagnostics,
     importance,
+    latexmk_summary_diagnostics,
     merged,
     tex_log_diagnostics,
     tool_message_diagnostics,
@@ -43,6 +44,10 @@ def read_build_log(
         without_provisional_references(runaways_located(tex_entries, tex_log, area.sources, project_files)),
         bibliography_log_diagnostics(bibliography_log),
         tool_message_diagnostics(stderr),
+        # Which tool latexmk says failed, for a run without a TeX error (with one, it only repeats it).
+        ()
+        if any(entry.severity == "error" for entry in tex_entries)
+        else latexmk_summary_diagnostics(_text(run.stdout)),
     )
     # An engine that was killed never flushed its .log; its terminal output says how far it got.
     transcript = tex_log or _text(run.stdout)
