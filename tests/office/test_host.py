@@ -200,6 +200,32 @@ def test_a_full_queue_evicts_queued_speculation_for_foreground_work():
     run(scenario())
 
 
+def test_a_full_queue_evicts_the_newest_speculation_and_keeps_the_older():
+    async def scenario():
+        h = Harness(max_running=1, max_queued=2)
+        for name in ("busy", "older", "newer", "wanted"):
+            h.workspace.put(f"{name}.docx", name.encode())
+        busy = h.start("busy.docx")
+        blocking = await h.engine.call(1)
+        older = h.start("older.docx", BG)
+        await until(lambda: h.host.queued(BG) == 1)
+        newer = h.start("newer.docx", BG)
+        await until(lambda: h.host.queued(BG) == 2)
+        wanted = h.start("wanted.docx")
+        with pytest.raises(SpeculationEvicted):
+            await newer
+        assert not older.done()
+        blocking.finish()
+        first = await h.engine.call(2)
+        assert first.source == b"wanted", "the person's file goes ahead of the speculation that stayed"
+        first.finish()
+        (await h.engine.call(3)).finish()
+        await asyncio.gather(busy, wanted, older)
+        assert h.workspace.files["newer.docx"].reads == 0
+
+    run(scenario())
+
+
 def test_disabling_background_rejects_speculative_readers_but_serves_cache_hits():
     async def scenario():
         h = Harness(max_running=1)
