@@ -155,6 +155,20 @@ def test_a_compiler_killed_from_outside_is_retried_not_the_documents_fault(
     assert signal.Signals(signal_number).name in failure.message
 
 
+@pytest.mark.parametrize("signal_number", [signal.SIGKILL, signal.SIGTERM])
+def test_an_engine_killed_from_outside_under_latexmk_is_retried_not_the_documents_fault(
+    bundle, build, watched_executor, signal_number
+):
+    """latexmk survives its engine's death and reports it in its summary: still not the document's fault."""
+    bundle({"main.tex": article(r"\def\spin{\spin}\spin")})
+
+    with killed_from_outside(WATCHED_UID, once_running="pdflatex", kill="pdflatex", signal_number=signal_number):
+        failure = failure_of(build, executor=watched_executor, limits=Limits(wall_seconds=90, cpu_seconds=90))
+
+    assert (failure.failure_class, failure.code) == (FailureClass.TRANSIENT_INFRASTRUCTURE, "compiler_killed")
+    assert signal.Signals(signal_number).name in failure.message
+
+
 def test_a_missing_font_whose_name_has_spaces_is_named_whole(bundle, build):
     bundle(
         {"main.tex": article('\\font\\quirefont="Quire Missing Serif" at 10pt \\quirefont Hello.')}, compiler="xelatex"
@@ -221,3 +235,21 @@ def test_a_failure_nothing_else_explains_quotes_latexmks_last_word():
 
     assert _latexmk_last_word(run) == "Errors, so I did not complete making targets"
     assert _latexmk_last_word(SimpleNamespace(stderr=b"", stdout=b"nothing of latexmk's")) == ""
+
+
+def test_a_tools_signal_reported_as_latexmks_fractional_return_code_is_read():
+    """Where latexmk runs the engine without a shell, it reports the wait status over 256 (SIGKILL: 9/256)."""
+    from types import SimpleNamespace
+
+    from quire_worker.processors.latex.failures import _tool_signalled
+
+    def evidence(stdout: bytes, stderr: str = ""):
+        return SimpleNamespace(run=SimpleNamespace(stdout=stdout), stderr=stderr)
+
+    said = (
+        b"Collected error summary (may duplicate other messages):\n  pdflatex: Command for 'pdflatex' gave return code "
+    )
+    assert _tool_signalled(evidence(said + b"0.03515625\n")) == "SIGKILL"
+    assert _tool_signalled(evidence(said + b"0.05859375\n")) == "SIGTERM"
+    assert _tool_signalled(evidence(said + b"1\n")) is None, "an exit status of the tool's own"
+    assert _tool_signalled(evidence(b"", "Terminated\n")) == "SIGTERM"

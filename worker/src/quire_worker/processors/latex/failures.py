@@ -32,6 +32,17 @@ MEMORY_EXHAUSTED = re.compile(r"TeX capacity exceeded|memory exhausted|not enoug
 KILLED_FROM_OUTSIDE = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT})
 # latexmk traps the catchable ones and exits with a status of its own, saying which it caught.
 LATEXMK_CAUGHT = re.compile(r"^Caught a SIG(?P<name>[A-Z]+)", re.MULTILINE)
+# A tool latexmk ran (the engine, BibTeX) ended by a signal, and latexmk went on: the shell it ran the tool
+# through says so on stderr ("Killed"), or latexmk reports the tool's wait status divided by 256 as its "return
+# code", the signal number showing as a fraction (SIGKILL: 0.03515625).
+SHELL_SIGNAL_WORDS = {
+    "Killed": signal.SIGKILL,
+    "Terminated": signal.SIGTERM,
+    "Hangup": signal.SIGHUP,
+    "Interrupt": signal.SIGINT,
+    "Quit": signal.SIGQUIT,
+}
+TOOL_SIGNALLED = re.compile(r"Command for '(?P<tool>[^']+)' gave return code (?P<code>\d+\.\d+)")
 
 
 @dataclass(frozen=True)
@@ -86,6 +97,8 @@ def _killed(evidence: BuildEvidence, limits: Limits) -> tuple[str, str, str] | N
         name = signal.Signals(-returncode).name
     elif (caught := LATEXMK_CAUGHT.search(evidence.stderr)) and f"SIG{caught['name']}" in _KILLED_NAMES:
         name = f"SIG{caught['name']}"
+    elif tool_signal := _tool_signalled(evidence):
+        name = tool_signal
     else:
         return None
     message = f"the compiler was stopped from outside the build ({name})"
@@ -93,6 +106,19 @@ def _killed(evidence: BuildEvidence, limits: Limits) -> tuple[str, str, str] | N
 
 
 _KILLED_NAMES = frozenset(killed.name for killed in KILLED_FROM_OUTSIDE)
+
+
+def _tool_signalled(evidence: BuildEvidence) -> str | None:
+    """The name of the outside signal that ended a tool latexmk ran, if one did."""
+    for line in evidence.stderr.splitlines():
+        if (word := SHELL_SIGNAL_WORDS.get(line.strip())) is not None:
+            return word.name
+    said = evidence.run.stdout.decode(errors="replace") + evidence.stderr
+    for found in TOOL_SIGNALLED.finditer(said):
+        number = round(float(found["code"]) * 256) & 0x7F
+        if number in KILLED_FROM_OUTSIDE:
+            return signal.Signals(number).name
+    return None
 
 
 def _missing_dependency(evidence: BuildEvidence, limits: Limits) -> tuple[str, str, str] | None:
