@@ -26,16 +26,18 @@ def processes_of(uid: int, *, running: str) -> list[int]:
 
 
 @contextlib.contextmanager
-def killed_from_outside(uid: int, *, once_running: str, kill: str, signal_number: int):
-    """Within the block, once ``once_running`` runs as ``uid``, send ``signal_number`` to its ``kill`` process."""
+def killed_from_outside(uid: int, *, once_running: str, kill: str | tuple[str, ...], signal_number: int):
+    """Within the block, once ``once_running`` runs as ``uid``, send ``signal_number`` to its ``kill`` processes
+    (one program's, or several programs' in the order given)."""
     sent = threading.Event()
 
     def send() -> None:
         wait_until(lambda: processes_of(uid, running=once_running), timeout=60)
-        for pid in processes_of(uid, running=kill):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal_number)
-                sent.set()
+        for name in (kill,) if isinstance(kill, str) else kill:
+            for pid in processes_of(uid, running=name):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal_number)
+                    sent.set()
 
     sender = threading.Thread(target=send, daemon=True)
     sender.start()

@@ -43,6 +43,9 @@ SHELL_SIGNAL_WORDS = {
     "Quit": signal.SIGQUIT,
 }
 TOOL_SIGNALLED = re.compile(r"Command for '(?P<tool>[^']+)' gave return code (?P<code>\d+\.\d+)")
+# The engine ended before writing its log, which TeX opens before reading the document: it did not fail on the
+# document, something ended it (the shell that would have named the signal gone with it).
+ENGINE_LEFT_NO_LOG = "LaTeX didn't generate the expected log file"
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,9 @@ def _killed(evidence: BuildEvidence, limits: Limits) -> tuple[str, str, str] | N
         name = f"SIG{caught['name']}"
     elif tool_signal := _tool_signalled(evidence):
         name = tool_signal
+    elif ENGINE_LEFT_NO_LOG in evidence.stderr and not MISSING_PROGRAM.search(evidence.stderr):
+        message = "the compiler ended before it wrote its log (stopped from outside the build)"
+        return FailureClass.TRANSIENT_INFRASTRUCTURE, "compiler_killed", message
     else:
         return None
     message = f"the compiler was stopped from outside the build ({name})"
