@@ -31,13 +31,18 @@ def killed_from_outside(uid: int, *, once_running: str, kill: str | tuple[str, .
     (one program's, or several programs' in the order given)."""
     sent = threading.Event()
 
-    def send() -> None:
-        wait_until(lambda: processes_of(uid, running=once_running), timeout=60)
+    def signalled() -> bool:
         for name in (kill,) if isinstance(kill, str) else kill:
             for pid in processes_of(uid, running=name):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal_number)
                     sent.set()
+        return sent.is_set()
+
+    def send() -> None:
+        wait_until(lambda: processes_of(uid, running=once_running), timeout=60)
+        # Until one is signalled: a process seen a moment ago may have been a short-lived one of the same name.
+        wait_until(signalled, timeout=60)
 
     sender = threading.Thread(target=send, daemon=True)
     sender.start()
