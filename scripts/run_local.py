@@ -14,7 +14,6 @@ import hashlib
 import os
 import secrets
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,8 +34,20 @@ COAUTHOR = os.environ.get("QUIRE_DEMO_COAUTHOR", "coauthor")
 COAUTHOR_PASSWORD = os.environ.get("QUIRE_DEMO_COAUTHOR_PASSWORD", "coauthor-password")
 
 
-def manage(*args: str) -> None:
-    subprocess.run([PYTHON, "manage.py", *args], check=True, cwd=ROOT)
+def database_prepare() -> None:
+    """Migrations, the demo logins and the demo project, in this one process: each ``manage.py`` would pay
+    Django's start-up (about 2 s here), and four of them were most of a second start's wait."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+    from django.core.management import call_command
+    from django.db import connections
+
+    django.setup()
+    call_command("migrate", interactive=False, verbosity=0)
+    call_command("ensure_user", DEMO_USER, DEMO_PASSWORD, "--staff")
+    call_command("ensure_user", COAUTHOR, COAUTHOR_PASSWORD)
+    call_command("seed_demo_project", DEMO_USER, "--editor", COAUTHOR)
+    connections.close_all()  # the servers and workers have their own; this process only supervises them
 
 
 VAR = ROOT / "var"
@@ -162,10 +173,7 @@ def main() -> int:
         from config.embedded_db import ensure_running
 
         started_db = ensure_running(ROOT / "var").started_here
-    manage("migrate", "--no-input", "-v", "0")
-    manage("ensure_user", DEMO_USER, DEMO_PASSWORD, "--staff")
-    manage("ensure_user", COAUTHOR, COAUTHOR_PASSWORD)
-    manage("seed_demo_project", DEMO_USER, "--editor", COAUTHOR)
+    database_prepare()
     token_file = local_worker_identity()
     os.environ.setdefault("OFFICE_HOST_SOCKET", str(VAR / "office.sock"))  # the default, said here for the host
 
