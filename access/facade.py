@@ -31,6 +31,7 @@ __all__ = [
     "roles_in_project",
     "sessions_signed_in",
     "still_signed_in",
+    "user_colour",
     "user_ids_matching",
     "usernames_of",
 ]
@@ -129,6 +130,14 @@ def still_signed_in(*, user_id: int, session_key: str | None = None, token_id=No
     if token_id is not None:
         return sessions.token_valid(token_id)
     return bool(session_key) and bool(sessions.sessions_signed_in({session_key: user_id}))
+
+
+PALETTE = ["#d1495b", "#2e86ab", "#3c8d2f", "#8e5ac8", "#d9822b", "#1b998b", "#c2185b", "#5c6bc0"]
+
+
+def user_colour(*, user_id: int) -> str:
+    """The colour a user's cursor, edits and history are shown in, the same on every page."""
+    return PALETTE[user_id % len(PALETTE)]
 
 
 # --- names for listings (the task center and the operators' admin) --------------------------------

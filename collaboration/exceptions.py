@@ -36,3 +36,22 @@ class LiveDocumentNotFound(CollaborationError):
 
     code = "document_not_found"
     status_code = 404
+
+
+class CommentNotFound(CollaborationError):
+    """No such comment thread (or reply) in this project."""
+
+    code = "comment_not_found"
+    status_code = 404
+
+
+class InvalidComment(CollaborationError):
+    """A comment is 1 to 10,000 characters of text."""
+
+    code = "invalid_comment"
+
+
+class InvalidRange(CollaborationError):
+    """``from`` and ``to`` must name a stretch of the document's current text: 0 <= from < to <= its length."""
+
+    code = "invalid_range"

@@ -1,3 +1,5 @@
+import uuid
+
 from django.db import models
 from django.db.models import F, Q
 
@@ -84,3 +86,48 @@ class LiveConnection(models.Model):
 
     def __str__(self) -> str:
         return f"user {self.user_id} on {self.file_id}"
+
+
+class CommentThread(models.Model):
+    """A discussion of a stretch of a document's text. Not part of the text: it never reaches a build.
+
+    The stretch is held by two Yjs relative positions (``collaboration/anchors.py``), so it follows its text
+    through every edit; when the text is deleted the thread stays, "on deleted text".
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    project_id = models.UUIDField()
+    file_id = models.BigIntegerField()
+    path = models.CharField(
+        max_length=1024, help_text="The document's path when the thread began (shown once it is deleted)."
+    )
+    anchor_start = models.BinaryField()
+    anchor_end = models.BinaryField()
+    quote = models.TextField(help_text="The text commented on, as it was when the thread began.")
+    created_by_id = models.IntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    resolved_by_id = models.IntegerField(null=True, blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["project_id", "file_id"], name="threads_by_document")]
+
+    def __str__(self) -> str:
+        return f"thread {self.id} on {self.file_id}"
+
+
+class Comment(models.Model):
+    """One message of a thread: the first begins it, the others reply."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    thread = models.ForeignKey(CommentThread, on_delete=models.CASCADE, related_name="comments")
+    author_id = models.IntegerField()
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    edited_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["thread", "created_at"], name="comments_in_order")]
+
+    def __str__(self) -> str:
+        return f"comment {self.id}"

@@ -79,6 +79,8 @@ env = environ.Env(
     # Live collaboration (collaboration/live/): the channel layer between server processes and the socket's bounds
     CHANNEL_LAYER_URL=(str, ""),
     COLLAB_MAX_UPDATE_BYTES=(int, 3 * 1024 * 1024),
+    QUIRE_HISTORY_GAP_SECONDS=(int, 300),
+    QUIRE_HISTORY_DAYS=(int, 0),
     COLLAB_MESSAGES_PER_SECOND=(float, 60.0),
     COLLAB_MESSAGE_BURST=(int, 300),
     COLLAB_MAX_CONNECTIONS_PER_USER=(int, 16),

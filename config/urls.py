@@ -6,6 +6,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from access.api.views import MemberDeleteApi, MemberListApi
+from collaboration.api.comments import CommentListApi, CommentReplyApi, CommentReplyListApi, CommentThreadApi
 from collaboration.api.views import DocumentStateApi, DocumentUpdateApi
 from config.http import pages
 from config.http.health import healthz
@@ -35,6 +36,14 @@ from processing.api.views import (
 from quire_wire import PROTOCOL_PREFIX
 from workspace.api.archives import ProjectArchiveApi, ProjectFromArchiveApi
 from workspace.api.folders import FolderCreateApi, FolderDetailApi
+from workspace.api.history import (
+    HistoryArchiveApi,
+    HistoryDiffApi,
+    HistoryFileApi,
+    HistoryListApi,
+    HistoryRestoreApi,
+    LabelListApi,
+)
 from workspace.api.outputs import ProjectOutputApi, ProjectOutputDiagnosticsApi, ProjectOutputFileApi
 from workspace.api.views import FileDetailApi, FileListApi, ProjectDetailApi, ProjectListCreateApi
 
@@ -54,6 +63,20 @@ api_v1 = [
     path(f"{PROJECT}/archive", ProjectArchiveApi.as_view(), name="project-archive"),
     path(f"{PROJECT}/folders", FolderCreateApi.as_view(), name="project-folders"),
     path(f"{PROJECT}/folders/<path:path>", FolderDetailApi.as_view(), name="project-folder"),
+    path(f"{PROJECT}/history", HistoryListApi.as_view(), name="project-history"),
+    path(f"{PROJECT}/history/<int:version>/files/<path:path>", HistoryFileApi.as_view(), name="project-history-file"),
+    path(f"{PROJECT}/history/<int:version>/diff", HistoryDiffApi.as_view(), name="project-history-diff"),
+    path(f"{PROJECT}/history/<int:version>/archive", HistoryArchiveApi.as_view(), name="project-history-archive"),
+    path(f"{PROJECT}/history/<int:version>/restore", HistoryRestoreApi.as_view(), name="project-history-restore"),
+    path(f"{PROJECT}/labels", LabelListApi.as_view(), name="project-labels"),
+    path(f"{PROJECT}/comments", CommentListApi.as_view(), name="project-comments"),
+    path(f"{PROJECT}/comments/<uuid:thread>", CommentThreadApi.as_view(), name="project-comment"),
+    path(f"{PROJECT}/comments/<uuid:thread>/replies", CommentReplyListApi.as_view(), name="project-comment-replies"),
+    path(
+        f"{PROJECT}/comments/<uuid:thread>/replies/<uuid:reply>",
+        CommentReplyApi.as_view(),
+        name="project-comment-reply",
+    ),
     path(f"{PROJECT}/members", MemberListApi.as_view(), name="project-members"),
     path(f"{PROJECT}/members/<str:username>", MemberDeleteApi.as_view(), name="project-member"),
     path(f"{PROJECT}/documents/<path:path>/updates", DocumentUpdateApi.as_view(), name="document-updates"),

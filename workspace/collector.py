@@ -1,6 +1,7 @@
 """Collecting content nothing refers to: text rows and asset bytes that no file and no live snapshot pin names.
 
-Asset bytes are named by files and by the files of projects' outputs (their PDFs, logs, SyncTeX data).
+Asset bytes are named by files and by the files of projects' outputs (their PDFs, logs, SyncTeX data); text
+and asset content alike by the project's history (a version's files, and journalled changes not yet folded).
 A capture pins the digests it froze (workspace/snapshots.py) and reads their bytes after it has left the
 fence; a file deleted meanwhile must not take them with it. So content is kept while any file *or any
 unexpired pin* names it, and a pin left by a preparation that died is reaped once it expires.
@@ -25,6 +26,7 @@ from itertools import islice
 from django.db import connection
 from django.utils import timezone
 
+from workspace.history.models import FileChange, VersionChange
 from workspace.models import FileKind, OrphanedContent, OutputArtifact, ProjectFile, SnapshotPin, TextContent
 from workspace.storage import asset_storage
 
@@ -32,8 +34,11 @@ GRACE = timedelta(hours=1)  # far longer than any request takes from storing con
 BATCH = 1000
 
 _FILES, _PINS, _TEXTS = ProjectFile._meta.db_table, SnapshotPin._meta.db_table, TextContent._meta.db_table
+_VERSIONED, _JOURNAL = VersionChange._meta.db_table, FileChange._meta.db_table
 _TEXT_UNREFERENCED = f"""
     NOT EXISTS (SELECT FROM {_FILES} AS file WHERE file.sha256 = content.sha256)
+    AND NOT EXISTS (SELECT FROM {_VERSIONED} AS version WHERE version.sha_after = content.sha256)
+    AND NOT EXISTS (SELECT FROM {_JOURNAL} AS change WHERE change.sha256 = content.sha256)
     AND NOT EXISTS (
         SELECT FROM {_PINS} AS pin WHERE pin.digests @> ARRAY[content.sha256]::varchar[] AND pin.expires_at > now()
     )
@@ -99,9 +104,11 @@ def _orphans_due(kind: str, unreferenced: set[str], grace: timedelta) -> set[str
 def _assets_referenced(digests: list[str]) -> set[str]:
     files = ProjectFile.objects.filter(kind=FileKind.ASSET, sha256__in=digests).values_list("sha256", flat=True)
     outputs = OutputArtifact.objects.filter(sha256__in=digests).values_list("sha256", flat=True)
+    versioned = VersionChange.objects.filter(sha_after__in=digests).values_list("sha_after", flat=True)
+    journalled = FileChange.objects.filter(sha256__in=digests).values_list("sha256", flat=True)
     live_pins = SnapshotPin.objects.filter(expires_at__gt=timezone.now(), digests__overlap=digests)
     pinned = {digest for pin in live_pins.values_list("digests", flat=True) for digest in pin}
-    return set(files) | set(outputs) | (pinned & set(digests))
+    return set(files) | set(outputs) | set(versioned) | set(journalled) | (pinned & set(digests))
 
 
 def content_collect() -> dict[str, int]:

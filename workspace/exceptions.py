@@ -111,3 +111,23 @@ class OutputFileNotFound(NotFound):
     """The project's output has no such file."""
 
     code = "output_file_not_found"
+
+
+class VersionNotFound(NotFound):
+    """The project has no version with that number."""
+
+    code = "version_not_found"
+
+
+class LabelExists(WorkspaceError):
+    """The project already has a label with that name."""
+
+    code = "label_exists"
+    status_code = 409
+
+
+class RestoreConflict(WorkspaceError):
+    """A file kept out of the restore holds a path a restored file needs; restore it too, or move it first."""
+
+    code = "restore_conflict"
+    status_code = 409

@@ -14,6 +14,7 @@ from workspace.exceptions import (
     VersionMismatch,
     WorkspaceError,
 )
+from workspace.history import folding, retention
 from workspace.models import FileKind
 from workspace.paths import path_normalize
 from workspace.provisioning import PreparedProject
@@ -47,6 +48,7 @@ __all__ = [
     "document_describe",
     "document_keeper_register",
     "document_path_of",
+    "document_paths_of",
     "document_read",
     "document_text_read",
     "document_text_store",
@@ -224,10 +226,19 @@ def document_path_of(*, project_id: uuid.UUID, file_id: int) -> str | None:
     return ProjectFile.objects.filter(project_id=project_id, pk=file_id).values_list("path", flat=True).first()
 
 
-def document_text_store(*, project_id: uuid.UUID, path: str, text: str) -> DocumentText:
-    """Replace a text document's content under the fence (joins the caller's transaction)."""
+def document_paths_of(*, project_id: uuid.UUID, file_ids) -> dict[int, str]:
+    """The paths of those of the files that still exist, by id, in one query."""
+    from workspace.models import ProjectFile
+
+    rows = ProjectFile.objects.filter(project_id=project_id, pk__in=list(file_ids)).values_list("pk", "path")
+    return dict(rows)
+
+
+def document_text_store(*, project_id: uuid.UUID, path: str, text: str, authors: list[int] = ()) -> DocumentText:
+    """Replace a text document's content under the fence (joins the caller's transaction); ``authors`` wrote
+    the change, for the project's history."""
     prepared = services.text_prepare(path=path_normalize(path), text=text)
-    file, _ = services.content_commit(project_id=project_id, prepared=prepared)
+    file, _ = services.content_commit(project_id=project_id, prepared=prepared, actors=authors)
     return DocumentText(file.pk, file.path, file.sha256, text, file.version)
 
 
@@ -240,8 +251,13 @@ def snapshot_contents(*, snapshot: FrozenSnapshot):
 
 
 def content_collect() -> dict[str, int]:
-    """Reap expired snapshot pins, then delete the content no file and no live pin names (workspace/collector.py)."""
-    return collector.content_collect()
+    """Fold projects' journals into their histories, reap expired snapshot pins, then delete the content no file,
+    no version and no live pin names (workspace/collector.py)."""
+    return {
+        "histories_folded": folding.histories_fold_pending(),
+        "histories_pruned": retention.histories_prune(),
+        **collector.content_collect(),
+    }
 
 
 def pin_release(*, pin_id: uuid.UUID) -> None:

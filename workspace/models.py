@@ -184,3 +184,7 @@ class SnapshotPin(models.Model):
 
     def __str__(self) -> str:
         return f"pin {self.id} g{self.generation}"
+
+
+# History's models live beside the code that keeps them; importing them here registers them with the app.
+from workspace.history.models import FileChange, HistoryCursor, Label, Version, VersionChange  # noqa: E402, F401

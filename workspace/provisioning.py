@@ -16,6 +16,7 @@ from django.utils import timezone
 from access import facade as access
 from workspace import limits
 from workspace.exceptions import InvalidBundle, WorkspaceError
+from workspace.history import journal
 from workspace.models import Project, ProjectFile, ProjectFolder, ProjectType
 from workspace.paths import path_ancestors
 from workspace.services.content import PreparedContent, contents_prepare, text_contents_store
@@ -93,6 +94,7 @@ def provision_commit(*, prepared: PreparedProject, owner_id: int) -> uuid.UUID:
         total_bytes=sum(item.size_bytes for item in prepared.files),
     )
     access.grant_owner(project_id=project.pk, user_id=owner_id)
+    journal.actors_note([owner_id])
     text_contents_store(list(prepared.files))
     ProjectFolder.objects.bulk_create([ProjectFolder(project=project, path=folder) for folder in prepared.folders])
     ProjectFile.objects.bulk_create(

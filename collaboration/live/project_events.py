@@ -2,7 +2,8 @@
 
 A project page opens one socket here (``/ws/projects/<project>/events``) beside its editor's. The server sends
 small JSON messages, never content: ``{"type": "output"}`` (a newer build became the project's PDF),
-``{"type": "tree"}`` (files or folders were made, moved or deleted), ``{"type": "role", "role": …}`` (this
+``{"type": "tree"}`` (files or folders were made, moved or deleted), ``{"type": "comments"}`` (a comment thread
+began, was answered, edited, resolved or deleted), ``{"type": "role", "role": …}`` (this
 user's role changed); a user who lost the project is closed with 4403. The page then asks again, through the
 ordinary authorized requests, for what it shows. A message the channel layer loses costs only latency: pages
 also poll, and ask again whenever this socket reconnects.

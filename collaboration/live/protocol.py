@@ -62,6 +62,12 @@ class Reader:
     def __init__(self, data: bytes):
         self.data, self.position = data, 0
 
+    def uint8(self) -> int:
+        if self.position >= len(self.data):
+            raise MalformedMessage("A byte runs past the end of the frame.")
+        self.position += 1
+        return self.data[self.position - 1]
+
     def var_uint(self) -> int:
         value, shift = 0, 0
         while True:

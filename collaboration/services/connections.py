@@ -21,7 +21,6 @@ from collaboration.models import LiveConnection
 from workspace import facade as workspace
 
 FORGOTTEN_AFTER = timedelta(seconds=60)
-PALETTE = ["#d1495b", "#2e86ab", "#3c8d2f", "#8e5ac8", "#d9822b", "#1b998b", "#c2185b", "#5c6bc0"]
 
 
 @dataclass(frozen=True)
@@ -50,10 +49,6 @@ class Access:
 
     def may_edit(self, user_id: int) -> bool:
         return self.document_exists and access.role_permits(self.roles.get(user_id), access.Permission.EDIT)
-
-
-def user_colour(user_id: int) -> str:
-    return PALETTE[user_id % len(PALETTE)]
 
 
 def connection_open(*, connection_id: uuid.UUID, user_id: int, project_id: uuid.UUID, file_id: int) -> Opened:
@@ -88,7 +83,7 @@ def connection_open(*, connection_id: uuid.UUID, user_id: int, project_id: uuid.
     return Opened(
         user_id=user_id,
         username=principal.username if principal else f"user {user_id}",
-        colour=user_colour(user_id),
+        colour=access.user_colour(user_id=user_id),
         may_edit=access.role_permits(role, access.Permission.EDIT),
         path=document.path,
     )

@@ -77,10 +77,20 @@ class OpenedDocument:
         text = doc_text(self.doc)
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         if digest != self.document.sha256:  # an unchanged text is no new generation of the project
-            workspace.document_text_store(project_id=self.project_id, path=self.document.path, text=text)
+            workspace.document_text_store(
+                project_id=self.project_id, path=self.document.path, text=text, authors=self._authors_unprojected()
+            )
         log.projected_seq, log.projected_sha256 = log.last_seq, digest
         log.save(update_fields=["projected_seq", "projected_sha256", "updated_at"])
         self.document = workspace.document_describe(project_id=self.project_id, file_id=self.document.file_id)
+
+    def _authors_unprojected(self) -> list[int]:
+        """Who wrote the updates the projection is about to write into Workspace (they are its authors in the
+        project's history), the pending ones included."""
+        log = self.log
+        stored = AcceptedUpdate.objects.filter(log=log, seq__gt=log.projected_seq, seq__lte=log.last_seq)
+        authors = set(stored.exclude(actor_id=None).values_list("actor_id", flat=True).distinct())
+        return sorted(authors | {actor for _, _, actor in self.pending if actor is not None})
 
     def batch(self, verdicts: list[Verdict], *, state_vector: bytes | None = None, projected: bool = False):
         """What became of the updates offered, for the caller to relay and acknowledge."""

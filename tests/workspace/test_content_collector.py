@@ -13,7 +13,8 @@ from django.utils import timezone
 
 from tests.concurrency import run_together
 from workspace import collector, services
-from workspace.models import OrphanedContent, SnapshotPin, TextContent
+from workspace.history.retention import history_prune
+from workspace.models import OrphanedContent, Project, SnapshotPin, TextContent
 from workspace.snapshots import pin_release, snapshot_contents, snapshot_freeze
 from workspace.storage import FilesystemAssetStorage, asset_storage
 
@@ -28,7 +29,15 @@ def _write(owner, project, path: str, data: bytes) -> str:
     return file.sha256
 
 
+def _history_forgotten() -> None:
+    """The projects' history forgotten, as a retention of no time would: these tests are about what else keeps
+    content (tests/workspace/history/test_retention.py: what history keeps)."""
+    for project_id in Project.objects.values_list("pk", flat=True):
+        history_prune(project_id=project_id, cutoff=timezone.now() + timedelta(days=1))
+
+
 def _collect(grace=NOW) -> tuple[int, int]:
+    _history_forgotten()
     return collector.text_contents_collect(grace=grace), collector.assets_collect(grace=grace)
 
 
@@ -132,6 +141,7 @@ def test_a_writer_reusing_bytes_the_collector_is_about_to_delete_keeps_them(owne
     monkeypatch.setattr(FilesystemAssetStorage, "condemn", condemn_once_the_writer_reused)
     digest = _write(owner, project, "figure.png", FIGURE)
     services.file_delete(actor_id=owner.pk, project_id=project.pk, path="figure.png")
+    _history_forgotten()
     collector.assets_collect(grace=grace)  # marks the bytes orphaned
     OrphanedContent.objects.update(orphaned_at=timezone.now() - timedelta(seconds=1))  # for longer than the grace
     os.utime(asset_storage()._path(digest), (time.time() - 1, time.time() - 1))  # and stored as long ago

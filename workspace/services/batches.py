@@ -56,7 +56,7 @@ def files_write_batch(
     prepared = contents_prepare(files)
     folders = [path_normalize(folder) for folder in folders]
     with transaction.atomic(durable=True):
-        project = fence_enter(project_id)
+        project = fence_enter(project_id, actors=[actor_id])
         tree = PathTree.of_project(project.pk)
         existing = {
             file.path: file

@@ -8,6 +8,7 @@ Bytes are hashed and stored *before* the fence is entered; nothing inside it rea
 
 import hashlib
 import uuid
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -27,6 +28,7 @@ from workspace.exceptions import (
     TextHasNul,
     VersionMismatch,
 )
+from workspace.history import journal
 from workspace.models import FileKind, Project, ProjectFile, ProjectFolder, TextContent
 from workspace.paths import path_is_text, path_normalize
 from workspace.storage import asset_storage
@@ -48,11 +50,14 @@ class PreparedContent:
     stored: bool = False  # a text stored already, before the transaction (``contents_prepare``)
 
 
-def fence_enter(project_id: uuid.UUID) -> Project:
-    """Take the project mutation fence inside the caller's transaction; re-entering is free."""
+def fence_enter(project_id: uuid.UUID, *, actors: Iterable[int | None] = ()) -> Project:
+    """Take the project mutation fence inside the caller's transaction; re-entering is free. ``actors``: the
+    users whose change this transaction writes, for the project's history (workspace/history/journal.py)."""
     project = Project.objects.select_for_update(no_key=True).filter(pk=project_id).first()
     if project is None:
         raise access.ProjectNotFound()
+    if actors:
+        journal.actors_note(actors)
     return project
 
 
@@ -239,7 +244,11 @@ def file_replaced(existing: ProjectFile, prepared: PreparedContent) -> ProjectFi
 
 
 def content_commit(
-    *, project_id: uuid.UUID, prepared: PreparedContent, expected_version: int | None = None
+    *,
+    project_id: uuid.UUID,
+    prepared: PreparedContent,
+    expected_version: int | None = None,
+    actors: Iterable[int | None] = (),
 ) -> tuple[ProjectFile, bool]:
     """Create or replace a file from prepared content under the fence; returns (file, created).
 
@@ -247,7 +256,7 @@ def content_commit(
     at another version (or none) is refused with ``VersionMismatch`` and nothing changes.
     """
     with transaction.atomic():
-        project = fence_enter(project_id)
+        project = fence_enter(project_id, actors=actors)
         existing = ProjectFile.objects.filter(project=project, path=prepared.path).first()
         version_require(existing, expected_version)
         if existing is not None and existing.kind != prepared.kind:

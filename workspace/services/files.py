@@ -54,7 +54,9 @@ def file_write(
         if file is None:
             raise FileNotFound(details={"path": prepared.path})
     else:
-        file, created = content_commit(project_id=project_id, prepared=prepared, expected_version=expected_version)
+        file, created = content_commit(
+            project_id=project_id, prepared=prepared, expected_version=expected_version, actors=[actor_id]
+        )
     files_written_announce(project_id=project_id, actor_id=actor_id, files=[file], tree_changed=created)
     return file, created
 
@@ -87,7 +89,7 @@ def file_delete(*, actor_id: int, project_id: uuid.UUID, path: str) -> None:
     access.permission_require(user_id=actor_id, project_id=project_id, permission=access.Permission.EDIT)
     path = path_normalize(path)
     with transaction.atomic(durable=True):
-        project = fence_enter(project_id)
+        project = fence_enter(project_id, actors=[actor_id])
         existing = ProjectFile.objects.filter(project=project, path=path).first()
         if existing is None:
             raise FileNotFound(details={"path": path})
@@ -101,7 +103,7 @@ def file_move(*, actor_id: int, project_id: uuid.UUID, path: str, new_path: str)
     access.permission_require(user_id=actor_id, project_id=project_id, permission=access.Permission.EDIT)
     path, new_path = path_normalize(path), path_normalize(new_path)
     with transaction.atomic(durable=True):
-        project = fence_enter(project_id)
+        project = fence_enter(project_id, actors=[actor_id])
         existing = ProjectFile.objects.filter(project=project, path=path).first()
         if existing is None:
             raise FileNotFound(details={"path": path})
@@ -135,7 +137,7 @@ def file_convert_to_utf8(*, actor_id: int, project_id: uuid.UUID, path: str) -> 
         raise NotATextDocument("Only a text file in another encoding can be converted to UTF-8.")
     prepared = text_prepare(path=path, text=encodings.utf8_converted(file_bytes(legacy), legacy.encoding))
     with transaction.atomic(durable=True):
-        project = fence_enter(project_id)
+        project = fence_enter(project_id, actors=[actor_id])
         current = ProjectFile.objects.filter(project=project, path=path).first()
         if current is None or current.sha256 != legacy.sha256 or current.encoding != legacy.encoding:
             raise InvalidSettings("The file changed while it was being converted; try again.")

@@ -30,7 +30,7 @@ def folder_create(*, actor_id: int, project_id: uuid.UUID, path: str) -> FolderC
     access.permission_require(user_id=actor_id, project_id=project_id, permission=access.Permission.EDIT)
     path = path_normalize(path)
     with transaction.atomic(durable=True):
-        project = fence_enter(project_id)
+        project = fence_enter(project_id, actors=[actor_id])
         tree = PathTree.of_project(project.pk)
         missing = tree.folders_missing_for(path)
         if tree.is_folder(path):
@@ -57,7 +57,7 @@ def folder_move(*, actor_id: int, project_id: uuid.UUID, path: str, new_path: st
     access.permission_require(user_id=actor_id, project_id=project_id, permission=access.Permission.EDIT)
     path, new_path = path_normalize(path), path_normalize(new_path)
     with transaction.atomic(durable=True):
-        project = fence_enter(project_id)
+        project = fence_enter(project_id, actors=[actor_id])
         tree = PathTree.of_project(project.pk)
         _existing_folder(tree, path)
         if new_path == path:
@@ -86,7 +86,7 @@ def folder_delete(*, actor_id: int, project_id: uuid.UUID, path: str, recursive:
     access.permission_require(user_id=actor_id, project_id=project_id, permission=access.Permission.EDIT)
     path = path_normalize(path)
     with transaction.atomic(durable=True):
-        project = fence_enter(project_id)
+        project = fence_enter(project_id, actors=[actor_id])
         tree = PathTree.of_project(project.pk)
         _existing_folder(tree, path)
         files = ProjectFile.objects.filter(_inside(path), project=project)

@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from access import facade as access
 from workspace.exceptions import InvalidSettings
+from workspace.history.models import FileChange
 from workspace.models import Compiler, Project, ProjectType
 from workspace.paths import is_control, is_invisible, path_normalize
 from workspace.services.content import content_commit, fence_enter, project_mutated, text_prepare
@@ -74,7 +75,7 @@ def project_create(
         )
         access.grant_owner(project_id=project.pk, user_id=actor_id)
         for prepared in starter_files:
-            content_commit(project_id=project.pk, prepared=prepared)
+            content_commit(project_id=project.pk, prepared=prepared, actors=[actor_id])
         project.refresh_from_db()
         return project
 
@@ -90,7 +91,7 @@ def project_update(
     """Change a project's name or build settings; settings changes bump the generation."""
     access.permission_require(user_id=actor_id, project_id=project_id, permission=access.Permission.EDIT)
     with transaction.atomic(durable=True):
-        project = fence_enter(project_id)
+        project = fence_enter(project_id, actors=[actor_id])
         new_entry, new_compiler = settings_validate(
             project.type,
             entry_path if entry_path is not None else project.entry_path,
@@ -113,6 +114,7 @@ def project_delete(*, actor_id: int, project_id: uuid.UUID) -> None:
     """Delete a project, its files and grants. Content bytes stay (content is shared by digest)."""
     access.permission_require(user_id=actor_id, project_id=project_id, permission=access.Permission.DELETE)
     with transaction.atomic(durable=True):
-        project = fence_enter(project_id)
+        project = fence_enter(project_id, actors=[actor_id])
         access.grants_delete_for_project(project_id=project.pk)
         project.delete()
+        FileChange.objects.filter(project_id=project_id).delete()  # the deleted files' journal, written just now
