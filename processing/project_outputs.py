@@ -18,7 +18,10 @@ MAX_REPORT_BYTES = 64 * 1024
 
 
 def build_output_publish(job: ProcessingJob, *, files, words: int | None, diagnostics: list, log: str) -> bool:
-    """Inside the publishing transaction: the succeeding build ``job`` as its project's output."""
+    """Inside the publishing transaction: the succeeding build ``job`` as its project's output. A build of a
+    version of the project's history is not: it stays the job's own."""
+    if (job.options or {}).get("version") is not None:
+        return False
     captured = job.captured or {}
     output = workspace.BuildOutput(
         job_id=job.pk,

@@ -73,6 +73,8 @@ __all__ = [
     "snapshot_contents",
     "snapshot_freeze",
     "text_limit_bytes",
+    "version_require",
+    "version_snapshot_freeze",
 ]
 
 
@@ -244,6 +246,22 @@ def document_text_store(*, project_id: uuid.UUID, path: str, text: str, authors:
 
 def snapshot_freeze(*, project_id: uuid.UUID) -> FrozenSnapshot:
     return snapshots.snapshot_freeze(project_id=project_id)
+
+
+def version_require(*, project_id: uuid.UUID, number: int) -> None:
+    """Raise ``VersionNotFound`` unless the project's history has that version."""
+    from workspace.history.reading import history_brought_up_to_date, version_get
+
+    history_brought_up_to_date(project_id=project_id)
+    version_get(project_id=project_id, number=number)
+
+
+def version_snapshot_freeze(*, project_id: uuid.UUID, number: int) -> FrozenSnapshot:
+    """A version of the project (workspace/history) as a pinned snapshot, for a build of it; raises
+    ``VersionNotFound``. Its generation is 0: no build of it is ever the project's output."""
+    from workspace.history.downloads import version_snapshot_freeze as freeze
+
+    return freeze(project_id=project_id, number=number)
 
 
 def snapshot_contents(*, snapshot: FrozenSnapshot):

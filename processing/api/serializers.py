@@ -123,6 +123,12 @@ class BuildInputSerializer(serializers.Serializer):
         required=False,
         help_text="Override the project's compiler for this build.",
     )
+    version = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="Build this version of the project's history (a label's) instead of its current files; "
+        "such a build is the job's own, never the project's PDF.",
+    )
 
 
 class DiagnosticsSerializer(serializers.Serializer):

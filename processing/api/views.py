@@ -34,6 +34,7 @@ from processing.operations.builds import build_operation_for
 from processing.queue.cancellation import job_cancel
 from processing.queue.wakeups import wakeups
 from processing.submission.submit import Submitted, Upload, job_submit
+from workspace import facade as workspace
 
 IDEMPOTENCY_KEY = OpenApiParameter(
     "Idempotency-Key",
@@ -85,9 +86,14 @@ class BuildCreateApi(APIView):
     def post(self, request, project_id: uuid.UUID):
         if not isinstance(request.data, dict):
             raise InvalidOptions("Options must be a JSON object.")
+        operation = build_operation_for(project_id=project_id)
+        version = request.data.get("version")
+        if isinstance(version, int) and not isinstance(version, bool):  # a version that exists, asked by a member
+            access.permission_require(user_id=request.user.pk, project_id=project_id, permission=access.Permission.VIEW)
+            workspace.version_require(project_id=project_id, number=version)
         submitted = job_submit(
             actor_id=request.user.pk,
-            operation_name=build_operation_for(project_id=project_id),
+            operation_name=operation,
             idempotency_key=request.headers.get("Idempotency-Key"),
             project_id=project_id,
             options=dict(request.data),

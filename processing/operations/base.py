@@ -41,6 +41,29 @@ def closed_options_parse(cls, payload: dict[str, Any] | None):
     return cls(**values)
 
 
+@dataclass(frozen=True)
+class BuildOptions:
+    """A project build's options: ``version`` builds that version of the project's history instead of its
+    current files (a label's "the text sent to the journal"); such a build is never the project's output."""
+
+    version: int | None = None
+
+    @classmethod
+    def parse(cls, payload):
+        options = closed_options_parse(cls, payload)
+        version = options.version
+        if version is not None and (
+            isinstance(version, bool) or not isinstance(version, int) or not 0 < version < 2**62
+        ):
+            raise OptionsError(
+                "Option 'version' is the number of a version of the project.", details={"option": "version"}
+            )
+        return options
+
+    def normalized(self):
+        return options_normalized(self)
+
+
 def options_normalized(options) -> dict[str, Any]:
     """Canonical options: defaulted values are dropped so that they do not change the digest."""
     defaults = {item.name: item.default for item in dataclasses.fields(options)}

@@ -1,7 +1,7 @@
 from dataclasses import dataclass
 from typing import ClassVar
 
-from processing.operations.base import Operation, ResultRole, closed_options_parse, options_normalized
+from processing.operations.base import BuildOptions, Operation, ResultRole
 from quire_wire import PROJECT_BUNDLE_SCHEMA
 
 KiB = 1024
@@ -9,19 +9,12 @@ MiB = 1024 * KiB
 
 
 @dataclass(frozen=True)
-class LatexBuildOptions:
+class LatexBuildOptions(BuildOptions):
     """``compiler`` overrides the project's setting for this build; omitted or null uses the project's."""
 
     compiler: str | None = None
 
     CHOICES: ClassVar[dict[str, frozenset[str]]] = {"compiler": frozenset({"pdflatex", "xelatex", "lualatex"})}
-
-    @classmethod
-    def parse(cls, payload):
-        return closed_options_parse(cls, payload)
-
-    def normalized(self):
-        return options_normalized(self)
 
 
 LATEX_COMPILE_PDF = Operation(

@@ -4,7 +4,7 @@ It shares the builds' idempotency scope (``project-builds``): one Build PDF comm
 whichever language the project is written in. Results are reused exactly as LaTeX builds are.
 """
 
-from processing.operations.base import NoOptions, Operation, ResultRole
+from processing.operations.base import BuildOptions, Operation, ResultRole
 from quire_wire import PROJECT_BUNDLE_SCHEMA
 
 KiB = 1024
@@ -14,7 +14,7 @@ TYPST_COMPILE_PDF = Operation(
     name="typst.compile.pdf/v1",
     job_class="project_build",
     input_schema=PROJECT_BUNDLE_SCHEMA,
-    options_type=NoOptions,  # nothing to choose: Typst has one compiler and the manifest fixes the rest
+    options_type=BuildOptions,  # a version to build, at most: Typst has one compiler, the manifest fixes the rest
     permission="build",
     project_types=("typst",),
     result_roles=(

@@ -29,13 +29,19 @@ class Capture:
         return {"generation": self.generation, "documents": [list(document) for document in self.documents]}
 
 
-def project_capture(*, project_id: uuid.UUID, compiler_override: str | None = None) -> Capture:
-    """Capture the project as one coherent generation into a ``project-bundle/v1``."""
+def project_capture(
+    *, project_id: uuid.UUID, compiler_override: str | None = None, version: int | None = None
+) -> Capture:
+    """Capture the project as one coherent generation into a ``project-bundle/v1``; with ``version``, the files
+    as that version of its history left them (a label's "the text sent to the journal")."""
     started = time.perf_counter()
-    with transaction.atomic():
-        workspace.fence_enter(project_id=project_id)
-        collaboration.projection_pending(project_id=project_id)
-        snapshot = workspace.snapshot_freeze(project_id=project_id)
+    if version is not None:
+        snapshot = workspace.version_snapshot_freeze(project_id=project_id, number=version)
+    else:
+        with transaction.atomic():
+            workspace.fence_enter(project_id=project_id)
+            collaboration.projection_pending(project_id=project_id)
+            snapshot = workspace.snapshot_freeze(project_id=project_id)
     fence_seconds = time.perf_counter() - started
     try:
         files = [

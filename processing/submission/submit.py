@@ -214,7 +214,11 @@ def _prepare(operation: Operation, job_id: uuid.UUID, *, upload: Upload | None, 
         if upload is not None:
             data = upload.data
         else:
-            capture = project_capture(project_id=job.project_id, compiler_override=job.options.get("compiler"))
+            capture = project_capture(
+                project_id=job.project_id,
+                compiler_override=job.options.get("compiler"),
+                version=job.options.get("version"),
+            )
             data, captured = capture.bundle.data, capture.captured
         if len(data) > limit.input_bytes:
             _fail(

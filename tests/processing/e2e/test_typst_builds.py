@@ -143,3 +143,34 @@ def test_a_typst_error_holding_a_nul_reaches_the_author_as_theirs_on_the_first_a
         "GET", f"/v1/processing/jobs/{job['id']}/diagnostics", headers={"Accept": "application/json"}
     )
     assert "replaced by U+FFFD" in diagnostics["log"]
+
+
+def _pdf_text(data: bytes) -> str:
+    return "".join(page.extract_text() for page in PdfReader(io.BytesIO(data)).pages)
+
+
+def test_a_labelled_version_builds_its_own_text_is_reused_and_never_the_projects_pdf(owner, author, typst_agent):
+    project = _typst_project(owner, "= As sent to the journal\n")
+    _, label, _ = author.json("POST", f"/v1/projects/{project.pk}/labels", {"name": "sent"})
+    workspace_services.file_write(
+        actor_id=owner.pk, project_id=project.pk, path="main.typ", data=b"= As revised since\n"
+    )
+    current = _finished(author, _build(owner, project, "current"))
+
+    status, submitted, _ = author.json(
+        "POST", f"/v1/projects/{project.pk}/builds", {"version": label["version"]}, headers={"Idempotency-Key": "v"}
+    )
+    assert status == 202, submitted
+    built = _finished(author, submitted["id"])
+    status, again, _ = author.json(
+        "POST", f"/v1/projects/{project.pk}/builds", {"version": label["version"]}, headers={"Idempotency-Key": "w"}
+    )
+    again = _finished(author, again["id"])
+    status, unknown, _ = author.json("POST", f"/v1/projects/{project.pk}/builds", {"version": 999})
+
+    assert built["state"] == "succeeded", built
+    assert "As sent to the journal" in _pdf_text(_download(author, built, "pdf"))
+    assert (again["state"], again["cache_hit"]) == ("succeeded", True)
+    _, output, _ = author.json("GET", f"/v1/projects/{project.pk}/output")
+    assert output["job"] == current["id"]  # the project's PDF is still its current text's
+    assert (status, unknown["error"]["code"]) == (404, "version_not_found")
