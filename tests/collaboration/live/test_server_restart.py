@@ -104,3 +104,36 @@ def test_edits_survive_the_server_going_away_and_reach_it_after_a_restart(restar
             await close_all(alice, again, fresh)
 
     run(scenario())
+
+
+def test_a_comment_anchor_follows_its_text_across_a_restart(restartable, owner, project):
+    api = restartable.api(owner)
+    sentence = "The sentence the comment is on."
+    text = f"Before it: ünïcode 😀. {sentence} After it.\n"
+    assert api.put(restartable.file_url(project), data=text.encode(), timeout=10).status_code == 200
+    comments = f"{restartable.url}/v1/projects/{project.pk}/comments"
+    start = text.index(sentence)
+    made = api.post(comments, json={"path": "main.tex", "from": start, "to": start + len(sentence), "text": "?"})
+    assert made.status_code == 201, made.text
+
+    def commented() -> str | None:
+        (thread,) = api.get(comments, timeout=10).json()["threads"]
+        current = api.get(restartable.file_url(project), timeout=10).text
+        return None if thread["from"] is None else current[thread["from"] : thread["to"]]
+
+    async def scenario():
+        alice = None
+        try:
+            alice = await connect(restartable, owner, project)
+            alice.insert(0, "Ça commence: ")
+            alice.insert(len(alice.text) - 1, " The end.")
+            await alice.wait_until(alice.saved)
+        finally:
+            await close_all(alice)
+
+    run(scenario())
+    assert commented() == sentence
+    restartable.terminate()
+    restartable.wait_released()
+    restartable.start()
+    assert commented() == sentence  # a new process, its documents rebuilt from the log
