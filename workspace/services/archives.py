@@ -12,6 +12,7 @@ from django.db import transaction
 from access import facade as access
 from workspace import documents, provisioning
 from workspace.archives import ArchiveEntry, ArchiveInvalid, archive_chunks, archive_read
+from workspace.history import folding
 from workspace.models import Project, ProjectFile, ProjectFolder
 from workspace.paths import path_normalize
 from workspace.services.batches import BatchWritten, files_write_batch
@@ -97,6 +98,7 @@ def project_from_archive(*, actor_id: int, name: str, data: bytes) -> tuple[uuid
     )
     with transaction.atomic(durable=True):
         project_id = provisioning.provision_commit(prepared=prepared, owner_id=actor_id)
+        folding.version_close(project_id=project_id)  # the project as uploaded is a version of its own
     return project_id, contents.skipped
 
 

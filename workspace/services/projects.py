@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from access import facade as access
 from workspace.exceptions import InvalidSettings
+from workspace.history import folding
 from workspace.history.models import FileChange
 from workspace.models import Compiler, Project, ProjectType
 from workspace.paths import is_control, is_invisible, path_normalize
@@ -76,6 +77,7 @@ def project_create(
         access.grant_owner(project_id=project.pk, user_id=actor_id)
         for prepared in starter_files:
             content_commit(project_id=project.pk, prepared=prepared, actors=[actor_id])
+        folding.version_close(project_id=project.pk)  # the project as made is a version of its own
         project.refresh_from_db()
         return project
 

@@ -51,11 +51,13 @@ def test_a_pause_longer_than_the_gap_starts_a_new_version(owner_client, project,
 
 
 def test_each_authors_change_names_its_author_in_their_colour(owner_client, api_client_for, owner, coauthor, project):
+    put_text(owner_client, project, "notes.tex", "by the owner\n")
     put_text(api_client_for(coauthor), project, "main.tex", "by the coauthor\n")
 
-    (newest,) = history_of(owner_client, project)
+    newest, made = history_of(owner_client, project)
 
-    assert newest["authors"] == sorted([owner.username, coauthor.username], key=lambda name: name != owner.username)
+    assert made["authors"] == [owner.username]  # the project as made is a version of its own
+    assert sorted(newest["authors"]) == sorted([owner.username, coauthor.username])
     assert set(newest["colours"]) == {owner.username, coauthor.username}
     assert newest["colours"][coauthor.username].startswith("#")
 
