@@ -19,6 +19,8 @@ const entryPoints = {
   "build-panel": join(here, "src", "build", "main.js"),
   // The project page shared by its members: its events socket, the file tree.
   project: join(here, "src", "project", "main.js"),
+  // The project page's History panel: versions, diffs (@codemirror/merge), restores and labels.
+  history: join(here, "src", "history", "main.js"),
   // The operators' Overview in Django admin (uPlot); its stylesheet comes out beside it.
   "operator-charts": join(here, "src", "operators", "charts.js"),
   // PDF.js parses PDFs in a worker of its own; the pane points it here (same directory as the pane).

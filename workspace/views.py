@@ -126,6 +126,7 @@ def project_detail(request, project_id: uuid.UUID):
             "selected_id": selected.pk if selected else None,
             "selected_text": _readable_text(selected),
             "role": role,
+            "user_colour": access.user_colour(user_id=request.user.pk),
             "can_manage": access.permission_check(
                 user_id=request.user.pk, project_id=project.pk, permission="manage_members"
             ),

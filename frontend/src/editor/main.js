@@ -7,6 +7,8 @@ import { yCollab } from "y-codemirror.next";
 import * as Y from "yjs";
 
 import { buildGateInstall, buildGateRegister, buildNow } from "./build-gate.js";
+import { commentMarks } from "./comment-marks.js";
+import { CommentsPanel, projectIdOf } from "./comments.js";
 import { LiveDocument } from "./connection.js";
 import { languageFor } from "./languages.js";
 import { presenceShow } from "./presence.js";
@@ -80,6 +82,7 @@ function editorStart(root) {
         languageFor(path),
         access.of(editable(false)),
         yCollab(live.text, live.awareness, { undoManager }),
+        commentMarks,
         EditorView.contentAttributes.of({ "aria-label": `Content of ${path}` }),
       ],
     }),
@@ -122,6 +125,18 @@ function editorStart(root) {
   statusShow(live, root.querySelector("[data-sync-status]"));
   presenceShow(live.awareness, root.querySelector("[data-presence]"));
   buildGateRegister(live);
+  live.provider.once("sync", () => {
+    const comments = new CommentsPanel({
+      root,
+      view,
+      live,
+      projectId: projectIdOf(socketPath),
+      userName,
+      isOwner: root.dataset.userRole === "owner",
+      currentPath,
+    });
+    window.quireComments = comments; // tests reach the panel here
+  });
   // Tests and the build controls reach the page's documents here.
   window.quireEditors = [...(window.quireEditors || []), { live, view }];
 }

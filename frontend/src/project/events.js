@@ -1,7 +1,7 @@
 // The project page's events socket (collaboration/live/project_events.py): small JSON messages saying what
 // changed, never content. Each becomes a DOM event the page's parts listen to, and they ask again, through the
 // ordinary authorized requests, for what they show:
-//   quire:project-changed {what: "output" | "tree" | "all"}   (on document.body, where htmx listens)
+//   quire:project-changed {what: "output" | "tree" | "comments" | "all"}   (on document.body, where htmx listens)
 //   quire:role-changed    {role}
 //   quire:access-lost                                        (the server closed with 4403: no reconnecting)
 //   quire:signed-out                                         (4401: the sign-in ended; no reconnecting)
@@ -45,7 +45,7 @@ export class ProjectEvents {
   }
 
   received(message) {
-    if (message.type === "output" || message.type === "tree") {
+    if (message.type === "output" || message.type === "tree" || message.type === "comments") {
       announce("quire:project-changed", { what: message.type });
     } else if (message.type === "role") {
       announce("quire:role-changed", { role: message.role });
