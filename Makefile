@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test lint install worker-venv system-packages system-packages-test system-packages-cluster system-packages-bench cluster cluster-drill bundle stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library bench-pptx bench-collab bench-admin bench-cluster bench-project soak
+.PHONY: run test lint install worker-venv system-packages system-packages-test system-packages-cluster system-packages-bench cluster cluster-drill bundle stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library bench-pptx bench-collab bench-admin bench-history bench-cluster bench-project soak
 
 # The browser code (frontend/): npm packages from the committed lock file, bundled by esbuild into static/bundles/.
 NODE_MODULES := frontend/node_modules/.installed
@@ -102,6 +102,7 @@ bench: install system-packages
 	$(MAKE) --no-print-directory bench-pptx && \
 	BENCH_N=$${BENCH_N:-20} $(MAKE) --no-print-directory bench-collab && \
 	BENCH_N=$${BENCH_N:-20000} $(MAKE) --no-print-directory bench-admin && \
+	BENCH_N=$${BENCH_N:-5000} $(MAKE) --no-print-directory bench-history && \
 	$(MAKE) --no-print-directory bench-project
 
 bench-queue: install
@@ -124,6 +125,9 @@ bench-library: install
 
 bench-collab: install
 	$(PY) -m scripts.bench.collab
+
+bench-history: install
+	$(PY) -m scripts.bench.history
 
 bench-admin: install
 	$(PY) -m scripts.bench.admin

@@ -119,6 +119,13 @@ SMOKES = {
          *(f"admin_charts_ms_{stat}_{window}" for window in ("1h", "24h", "7d") for stat in ("p50", "p99")),
          "rollup_busy_minute_ms"),
     ),
+    "bench-history": Smoke(
+        {"BENCH_N": "1000", "BENCH_REPS": "1"},
+        ("history_listing_ms_p50", "history_listing_ms_p99", "history_diff_ms_p50", "history_diff_ms_p99",
+         "history_restore_ms", "document_open_ms_with_history", "document_open_ms_compacted",
+         "document_open_with_history_vs_compacted_ratio", "history_storage_bytes_per_10k_keystrokes",
+         "compacted_storage_bytes_per_10k_keystrokes", "history_vs_compacted_storage_ratio"),
+    ),
     "bench-project": Smoke(
         {"BENCH_FILES": "20", "BENCH_MB": "1", "BENCH_REPS": "1", "BENCH_N": "2", "BENCH_PDF_MB": "1",
          "BENCH_BUILDS": "1", "BENCH_MEMBERS": "2"},
