@@ -138,15 +138,19 @@ def _month_of_work(updates: int) -> dict:
 
 
 def _keystrokes(rng: random.Random, doc) -> bytes:
+    """One edit's update, as an editor sends it: the transaction's own (``get_update(state)`` would carry the
+    document's whole delete set each time, which no editor sends)."""
     text = doc["content"]
     content = str(text)
-    before = doc.get_state()
+    updates: list[bytes] = []
+    subscription = doc.observe(lambda event: updates.append(event.update))
     at = rng.randrange(len(content))
     if rng.random() < 0.25 and at + 3 < len(content):
         del text[len(content[:at].encode()) : len(content[: at + rng.randint(1, 3)].encode())]
     else:
         text.insert(len(content[:at].encode()), rng.choice(("a", "e", "s ", "t", "ion", "\\cite{x}", "ß")))
-    return doc.get_update(before)
+    doc.unobserve(subscription)
+    return updates[0]
 
 
 def _token_of(user) -> str:
