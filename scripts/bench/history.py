@@ -74,7 +74,6 @@ def _month_of_work(updates: int) -> dict:
 
     from django.contrib.auth import get_user_model
     from django.utils import timezone
-    from pycrdt import Doc, Text
 
     from access import facade as access
     from collaboration import services as collaboration
@@ -103,13 +102,11 @@ def _month_of_work(updates: int) -> dict:
         count = UPDATES_PER_SESSION if session < sessions - 1 else updates - sent
         state = collaboration.state_read(actor_id=owner.pk, project_id=project.pk, path="main.tex")
         for user in typists:
-            editors[user.pk] = Doc()
-            editors[user.pk]["content"] = Text()
-            editors[user.pk].apply_update(state)
+            editors[user.pk] = _Editor(state)
         batch: list = []
         for index in range(count):
             user = typists[index % len(typists)]
-            batch.append(Submitted(user.pk, _keystrokes(rng, editors[user.pk])))
+            batch.append(Submitted(user.pk, editors[user.pk].keystroke(rng)))
             if len(batch) == BATCH:
                 collaboration.updates_accept(project_id=project.pk, file_id=file_id, submitted=batch)
                 batch = []
@@ -117,6 +114,8 @@ def _month_of_work(updates: int) -> dict:
                 collaboration.projection_flush(project_id=project.pk, file_id=file_id)
         if batch:
             collaboration.updates_accept(project_id=project.pk, file_id=file_id, submitted=batch)
+        for user in typists:
+            assert editors[user.pk].content == str(editors[user.pk].doc["content"]), "an editor lost its text"
         collaboration.projection_flush(project_id=project.pk, file_id=file_id)
         sent += count
         if session % 7 == 3:
@@ -137,20 +136,34 @@ def _month_of_work(updates: int) -> dict:
             "versions": versions}  # fmt: skip
 
 
-def _keystrokes(rng: random.Random, doc) -> bytes:
-    """One edit's update, as an editor sends it: the transaction's own (``get_update(state)`` would carry the
-    document's whole delete set each time, which no editor sends)."""
-    text = doc["content"]
-    content = str(text)
-    updates: list[bytes] = []
-    subscription = doc.observe(lambda event: updates.append(event.update))
-    at = rng.randrange(len(content))
-    if rng.random() < 0.25 and at + 3 < len(content):
-        del text[len(content[:at].encode()) : len(content[: at + rng.randint(1, 3)].encode())]
-    else:
-        text.insert(len(content[:at].encode()), rng.choice(("a", "e", "s ", "t", "ion", "\\cite{x}", "ß")))
-    doc.unobserve(subscription)
-    return updates[0]
+class _Editor:
+    """An author's editor for one session: a pycrdt document caught up with the server's, and its text as a
+    string kept beside it (an editor's view has it; reading a month-old Y.Text whole for each keystroke would
+    cost what no editor pays). Each keystroke's update is its transaction's own, as an editor sends it
+    (``get_update(state)`` would carry the document's whole delete set every time)."""
+
+    def __init__(self, state: bytes):
+        from pycrdt import Doc, Text
+
+        self.doc = Doc()
+        self.doc["content"] = Text()
+        self.doc.apply_update(state)
+        self.content = str(self.doc["content"])
+        self.updates: list[bytes] = []
+        self.doc.observe(lambda event: self.updates.append(event.update))
+
+    def keystroke(self, rng: random.Random) -> bytes:
+        text, content = self.doc["content"], self.content
+        at = rng.randrange(len(content))
+        if rng.random() < 0.25 and at + 3 < len(content):
+            end = at + rng.randint(1, 3)
+            del text[len(content[:at].encode()) : len(content[:end].encode())]
+            self.content = content[:at] + content[end:]
+        else:
+            typed = rng.choice(("a", "e", "s ", "t", "ion", "\\cite{x}", "ß"))
+            text.insert(len(content[:at].encode()), typed)
+            self.content = content[:at] + typed + content[at:]
+        return self.updates.pop()
 
 
 def _token_of(user) -> str:
