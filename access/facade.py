@@ -32,6 +32,7 @@ __all__ = [
     "sessions_signed_in",
     "still_signed_in",
     "user_colour",
+    "user_id_named",
     "user_ids_matching",
     "usernames_of",
 ]
@@ -147,6 +148,13 @@ def usernames_of(*, user_ids) -> dict[int, str]:
 
     ids = {user_id for user_id in user_ids if user_id is not None}
     return dict(get_user_model().objects.filter(pk__in=ids).values_list("pk", "username")) if ids else {}
+
+
+def user_id_named(*, username: str) -> int | None:
+    """The id of the user with exactly that username, if there is one."""
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.filter(username=username).values_list("pk", flat=True).first()
 
 
 def user_ids_matching(*, text: str, limit: int = 500) -> list[int]:

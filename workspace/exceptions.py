@@ -126,6 +126,13 @@ class LabelExists(WorkspaceError):
     status_code = 409
 
 
+class HistoryContentMissing(WorkspaceError):
+    """A text a version of the history names is gone from storage."""
+
+    code = "history_content_missing"
+    status_code = 500
+
+
 class RestoreConflict(WorkspaceError):
     """A file kept out of the restore holds a path a restored file needs; restore it too, or move it first."""
 

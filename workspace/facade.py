@@ -236,9 +236,11 @@ def document_paths_of(*, project_id: uuid.UUID, file_ids) -> dict[int, str]:
     return dict(rows)
 
 
-def document_text_store(*, project_id: uuid.UUID, path: str, text: str, authors: list[int] = ()) -> DocumentText:
+def document_text_store(
+    *, project_id: uuid.UUID, path: str, text: str, authors: list[int] | None = None
+) -> DocumentText:
     """Replace a text document's content under the fence (joins the caller's transaction); ``authors`` wrote
-    the change, for the project's history."""
+    the change, for the project's history (``None``: whoever the transaction named already)."""
     prepared = services.text_prepare(path=path_normalize(path), text=text)
     file, _ = services.content_commit(project_id=project_id, prepared=prepared, actors=authors)
     return DocumentText(file.pk, file.path, file.sha256, text, file.version)

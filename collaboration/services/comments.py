@@ -1,7 +1,8 @@
 """Comments: threads anchored in a document's text (``collaboration/anchors.py``), with replies.
 
 Every member may comment, viewers too (a reviewer is often one); a comment's author edits it; its author or an
-owner deletes it (the thread goes with its last comment); any member resolves and reopens a thread. Comments
+owner deletes it (the thread goes with its last comment, and a whole thread is deleted by an owner or by whoever
+wrote all of it); any member resolves and reopens a thread. Comments
 live beside the text, never in it, so no build sees them. Every change is told at once to the project's open
 pages (``{"type": "comments"}``), which ask again.
 """
@@ -102,12 +103,13 @@ def reply_delete(*, actor_id: int, project_id: uuid.UUID, thread_id: uuid.UUID, 
 
 
 def thread_delete(*, actor_id: int, project_id: uuid.UUID, thread_id: uuid.UUID) -> None:
-    """Delete a whole thread: whoever began it, or an owner."""
+    """Delete a whole thread: an owner, or whoever wrote every comment of it (no one deletes others' words)."""
     role = access.permission_require(user_id=actor_id, project_id=project_id, permission=access.Permission.VIEW)
     with transaction.atomic():
         thread = _thread_locked(project_id, thread_id)
-        if thread.created_by_id != actor_id and role != access.Role.OWNER:
-            raise access.ActionForbidden("Only whoever began a thread, or an owner, may delete it.")
+        others = Comment.objects.filter(thread=thread).exclude(author_id=actor_id).exists()
+        if others and role != access.Role.OWNER:
+            raise access.ActionForbidden("Only an owner may delete a thread with others' comments in it.")
         thread.delete()
         _told_after_commit(project_id)
 

@@ -67,17 +67,20 @@ def versions_json(versions: list[Version]) -> list[dict]:
 def _number(value: str | None, name: str) -> int | None:
     if value in (None, ""):
         return None
-    if not value.isdigit() or len(value) > 18:
+    if not (value.isascii() and value.isdigit()) or len(value) > 18:
         raise InvalidHistoryQuery(f"`{name}` is a version number.", details={"field": name})
     return int(value)
+
+
+def _paths_valid(paths) -> bool:
+    return isinstance(paths, list) and len(paths) <= MAX_PATHS and all(isinstance(path, str) for path in paths)
 
 
 def _author_id(username: str | None) -> int | None:
     if not username:
         return None
-    matches = access.usernames_of(user_ids=access.user_ids_matching(text=username))
-    exact = [user_id for user_id, name in matches.items() if name == username]
-    return exact[0] if exact else -1  # nobody by that name wrote anything: an empty page, not an error
+    found = access.user_id_named(username=username)
+    return -1 if found is None else found  # nobody by that name wrote anything: an empty page, not an error
 
 
 VERSION_SCHEMA = inline_serializer(
@@ -239,11 +242,10 @@ class HistoryRestoreApi(APIView):
         tags=["history"],
     )
     def post(self, request, project_id: uuid.UUID, version: int):
-        paths = request.data.get("paths") if isinstance(request.data, dict) else None
-        if paths is not None and (
-            not isinstance(paths, list) or len(paths) > MAX_PATHS or not all(isinstance(p, str) for p in paths)
-        ):
-            raise InvalidHistoryQuery("`paths` is a list of file paths.", details={"field": "paths"})
+        body = request.data
+        paths = body.get("paths") if isinstance(body, dict) else None
+        if not isinstance(body, dict) or ("paths" in body and not _paths_valid(paths)):
+            raise InvalidHistoryQuery("Send `paths`, a list of file paths, or nothing for every file.")
         restored = restoring.history_restore(
             actor_id=request.user.pk, project_id=project_id, number=version, paths=paths
         )

@@ -1,8 +1,10 @@
 """Folding the journal into versions: each ``FileChange`` joins the project's newest version, or starts one.
 
 A change starts a new version when the newest one is closed (a label or a restore ended it), when it is part
-of a restore and the newest is not that restore (or the other way round), or when it came more than the
-history gap after the newest version's last change. Within a version each file has one ``VersionChange``:
+of a restore and the newest is not that restore (or the other way round), when someone who is not among the
+newest version's authors made it, or when it came more than the history gap after the newest version's last
+change. So a version is consecutive edits by the same authors (several, when their typing was projected
+together), and each version's lines are its authors'. Within a version each file has one ``VersionChange``:
 its state before the version (kept from the first change) and after it (the latest); a file made and
 deleted within one version leaves none. Folded journal rows are deleted: the version holds what they said.
 
@@ -18,6 +20,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import transaction
 
+from workspace.exceptions import HistoryContentMissing
 from workspace.history.models import FileChange, HistoryCursor, Version, VersionChange, VersionKind
 from workspace.models import FileKind, Project, TextContent
 
@@ -71,8 +74,10 @@ def version_close(*, project_id: uuid.UUID) -> Version | None:
 
 
 def _cursor_locked(project_id: uuid.UUID) -> HistoryCursor | None:
-    if not Project.objects.filter(pk=project_id).exists():
-        return None
+    """The project's cursor, locked; ``None`` once the project is gone (its delete holds the lock till then)."""
+    cursor = HistoryCursor.objects.select_for_update().filter(project_id=project_id).first()
+    if cursor is not None or not Project.objects.filter(pk=project_id).exists():
+        return cursor
     HistoryCursor.objects.bulk_create([HistoryCursor(project_id=project_id)], ignore_conflicts=True)
     return HistoryCursor.objects.select_for_update().filter(project_id=project_id).first()
 
@@ -103,6 +108,8 @@ class _Folder:
             return True
         if change.restore_of is not None or version.kind == VersionKind.RESTORE:
             return version.restored_from != change.restore_of
+        if not set(change.actors) <= set(version.authors):  # someone else's change is a version of its own
+            return True
         return change.at - version.ended_at > self.gap
 
     def _version_start(self, change: FileChange) -> None:
@@ -157,8 +164,8 @@ def lines_changed(change: VersionChange) -> tuple[int, int]:
     """Lines added and removed by the change (0, 0 for an asset)."""
     if change.file_kind != FileKind.TEXT:
         return 0, 0
-    before = text_of(change.sha_before) if change.existed_before else ""
-    after = text_of(change.sha_after) if change.exists_after else ""
+    before = text_of(change.sha_before, strict=False) if change.existed_before else ""
+    after = text_of(change.sha_after, strict=False) if change.exists_after else ""
     return lines_counted(before, after)
 
 
@@ -172,7 +179,14 @@ def lines_counted(before: str, after: str) -> tuple[int, int]:
     return added, removed
 
 
-def text_of(sha256: str) -> str:
+def text_of(sha256: str, *, strict: bool = True) -> str:
+    """The text with that digest. A version's text the collector took is a broken promise, never an empty file:
+    ``HistoryContentMissing``, unless ``strict`` is off (counting lines while folding)."""
     if not sha256:
         return ""
-    return TextContent.objects.filter(sha256=sha256).values_list("content", flat=True).first() or ""
+    content = TextContent.objects.filter(sha256=sha256).values_list("content", flat=True).first()
+    if content is None:
+        if strict:
+            raise HistoryContentMissing(details={"sha256": sha256})
+        return ""
+    return content

@@ -46,6 +46,7 @@ def history_restore(
         project = fence_enter(project_id, actors=[actor_id])
         documents.projections_pending(project_id=project_id)
         version_close(project_id=project_id)
+        version_get(project_id=project_id, number=number)  # still there: retention may have folded it meanwhile
         target = state_at(project_id=project_id, number=number)
         current = {file.pk: file for file in ProjectFile.objects.filter(project=project)}
         selected = {
@@ -53,6 +54,7 @@ def history_restore(
             for file_id in target.keys() | current.keys()
             if wanted is None or {_path(target.get(file_id)), _path(current.get(file_id))} & wanted
         }
+        journal.actors_note([actor_id])  # the projections above named their own typists
         journal.restore_note(number)
         _Restore(actor_id, project, target, current, selected, asset_sizes).run()
         journal.restore_note(None)
@@ -92,13 +94,14 @@ class _Restore:
             file = self.current.get(file_id)
             if file is not None and file_id not in self.target:
                 self._delete(file)
+        kept = [
+            (self.current[file_id], self.target[file_id])
+            for file_id in sorted(self.selected)
+            if file_id in self.current and file_id in self.target
+        ]
+        self._moves([(file, state.path) for file, state in kept if file.path != state.path])
         texts: list[tuple[int, str]] = []
-        for file_id in sorted(self.selected):
-            file, state = self.current.get(file_id), self.target.get(file_id)
-            if file is None or state is None:
-                continue
-            if file.path != state.path:
-                self._move(file, state.path)
+        for file, state in kept:
             if file.sha256 != state.sha256:
                 if file.kind == FileKind.TEXT and documents.keeper() is not None:
                     texts.append((file.pk, text_of(state.sha256)))
@@ -126,18 +129,23 @@ class _Restore:
         self.files_delta -= 1
         self.bytes_delta -= file.size_bytes
 
-    def _move(self, file: ProjectFile, new_path: str) -> None:
-        self._require_free(new_path, ignoring=file.path)
-        missing = self.tree.folders_missing_for(new_path)
-        folders_make(self.project, self.tree, missing)
-        self.tree.remove(file.path)
-        self.tree.add(new_path, FILE)
-        file.path = new_path
-        file.save(update_fields=["path", "updated_at"])
+    def _moves(self, moves: list[tuple[ProjectFile, str]]) -> None:
+        """Move the files to their paths as a whole, so that files swapping names or a chain of renames are
+        no conflict: each first to a name of its own beside it (within this transaction, and within the one
+        version the history records), then each to where it goes."""
+        for file, _ in moves:
+            self.tree.remove(file.path)
+            file.path = f"{file.path}.restoring-{file.pk}"
+            file.save(update_fields=["path", "updated_at"])
+        for file, new_path in moves:
+            self._require_free(new_path)
+            folders_make(self.project, self.tree, self.tree.folders_missing_for(new_path))
+            self.tree.add(new_path, FILE)
+            file.path = new_path
+            file.save(update_fields=["path", "updated_at"])
 
-    def _require_free(self, path: str, ignoring: str | None = None) -> None:
-        holder = self.tree.kind_of(path)
-        if holder is not None and path != ignoring:
+    def _require_free(self, path: str) -> None:
+        if self.tree.kind_of(path) is not None:
             raise RestoreConflict(details={"path": path})
 
     def _prepared(self, state: FileState) -> PreparedContent:

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Count
 from django.utils import timezone
 
 from workspace.history.folding import history_fold
@@ -22,7 +23,14 @@ def histories_prune() -> int:
     if not settings.QUIRE_HISTORY_DAYS:
         return 0
     cutoff = timezone.now() - timedelta(days=settings.QUIRE_HISTORY_DAYS)
-    due = Version.objects.filter(ended_at__lt=cutoff, number__gt=1).values_list("project_id", flat=True).distinct()
+    due = (
+        Version.objects.filter(ended_at__lt=cutoff)
+        .values("project_id")
+        .annotate(older=Count("id"))
+        .filter(older__gte=2)  # one is the base already
+        .order_by("project_id")
+        .values_list("project_id", flat=True)
+    )
     return sum(history_prune(project_id=project_id, cutoff=cutoff) for project_id in list(due[:200]))
 
 

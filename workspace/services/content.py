@@ -50,13 +50,13 @@ class PreparedContent:
     stored: bool = False  # a text stored already, before the transaction (``contents_prepare``)
 
 
-def fence_enter(project_id: uuid.UUID, *, actors: Iterable[int | None] = ()) -> Project:
+def fence_enter(project_id: uuid.UUID, *, actors: Iterable[int | None] | None = None) -> Project:
     """Take the project mutation fence inside the caller's transaction; re-entering is free. ``actors``: the
     users whose change this transaction writes, for the project's history (workspace/history/journal.py)."""
     project = Project.objects.select_for_update(no_key=True).filter(pk=project_id).first()
     if project is None:
         raise access.ProjectNotFound()
-    if actors:
+    if actors is not None:
         journal.actors_note(actors)
     return project
 
@@ -248,7 +248,7 @@ def content_commit(
     project_id: uuid.UUID,
     prepared: PreparedContent,
     expected_version: int | None = None,
-    actors: Iterable[int | None] = (),
+    actors: Iterable[int | None] | None = None,
 ) -> tuple[ProjectFile, bool]:
     """Create or replace a file from prepared content under the fence; returns (file, created).
 

@@ -8,7 +8,7 @@ from django.utils import timezone
 from access import facade as access
 from workspace.exceptions import InvalidSettings
 from workspace.history import folding
-from workspace.history.models import FileChange
+from workspace.history.models import FileChange, HistoryCursor
 from workspace.models import Compiler, Project, ProjectType
 from workspace.paths import is_control, is_invisible, path_normalize
 from workspace.services.content import content_commit, fence_enter, project_mutated, text_prepare
@@ -117,6 +117,7 @@ def project_delete(*, actor_id: int, project_id: uuid.UUID) -> None:
     access.permission_require(user_id=actor_id, project_id=project_id, permission=access.Permission.DELETE)
     with transaction.atomic(durable=True):
         project = fence_enter(project_id, actors=[actor_id])
+        HistoryCursor.objects.select_for_update().filter(project_id=project_id).first()  # no fold adds a version
         access.grants_delete_for_project(project_id=project.pk)
         project.delete()
         FileChange.objects.filter(project_id=project_id).delete()  # the deleted files' journal, written just now

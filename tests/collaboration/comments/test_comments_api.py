@@ -93,6 +93,22 @@ def test_only_its_author_edits_a_comment_and_its_author_or_an_owner_deletes_it(
     assert not CommentThread.objects.exists()
 
 
+def test_whoever_began_a_thread_deletes_it_whole_only_while_every_comment_is_theirs(
+    paper, owner_client, reviewer, api_client_for
+):
+    reviewer_client = api_client_for(reviewer)
+    thread = comment_on(reviewer_client, paper, "theorem").json()
+    owner_client.post(f"/v1/projects/{paper.pk}/comments/{thread['id']}/replies", {"text": "mine"}, format="json")
+    alone = comment_on(reviewer_client, paper, "lemma").json()
+
+    refused = reviewer_client.delete(f"/v1/projects/{paper.pk}/comments/{thread['id']}")
+    allowed = reviewer_client.delete(f"/v1/projects/{paper.pk}/comments/{alone['id']}")
+
+    assert refused.status_code == 403 and Comment.objects.filter(thread_id=thread["id"]).count() == 2
+    assert allowed.status_code == 204 and not CommentThread.objects.filter(pk=alone["id"]).exists()
+    assert owner_client.delete(f"/v1/projects/{paper.pk}/comments/{thread['id']}").status_code == 204
+
+
 def test_a_stranger_finds_no_comments_at_all(paper, owner_client, api_client_for):
     stranger = api_client_for(UserFactory())
     thread = comment_on(owner_client, paper, "theorem").json()
@@ -151,5 +167,5 @@ def test_a_nul_in_a_comment_is_refused(paper, owner_client):
         content_type="application/json",
     )
 
-    assert answer.status_code == 400
+    assert answer.status_code == 400 and answer.json()["error"]["code"] == "invalid_text"
     assert not CommentThread.objects.exists()

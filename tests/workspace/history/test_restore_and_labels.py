@@ -86,6 +86,42 @@ def test_an_asset_comes_back_byte_for_byte(owner_client, owner, project, time_pa
     assert owner_client.get(f"/v1/projects/{project.pk}/files/figure.png").content == b"\x89PNG one"
 
 
+def test_files_that_swapped_names_swap_back(owner_client, owner, project, time_passes):
+    time_passes(3600)
+    put_text(owner_client, project, "a.tex", "was a\n")
+    put_text(owner_client, project, "b.tex", "was b\n")
+    time_passes(3600)
+    for path, new_path in (("a.tex", "tmp.tex"), ("b.tex", "a.tex"), ("tmp.tex", "b.tex")):
+        services.file_move(actor_id=owner.pk, project_id=project.pk, path=path, new_path=new_path)
+    before_the_swap = history_of(owner_client, project)[1]["id"]
+
+    restored = restore(owner_client, project, before_the_swap)
+
+    assert restored.status_code == 200, restored.content
+    assert current_text(owner_client, project, "a.tex") == "was a\n"
+    assert current_text(owner_client, project, "b.tex") == "was b\n"
+    changes = {change["path"]: change["old_path"] for change in restored.json()["version"]["changes"]}
+    assert changes == {"a.tex": "b.tex", "b.tex": "a.tex"}
+
+
+def test_a_version_whose_text_is_gone_is_an_error_never_an_empty_file(owner_client, project, time_passes):
+    from workspace.models import TextContent
+
+    time_passes(3600)
+    put_text(owner_client, project, "main.tex", "the only copy\n")
+    time_passes(3600)
+    put_text(owner_client, project, "main.tex", "later\n")
+    old = history_of(owner_client, project)[1]["id"]
+    TextContent.objects.filter(content="the only copy\n").delete()  # as a broken collector would
+
+    served = owner_client.get(f"/v1/projects/{project.pk}/history/{old}/files/main.tex")
+    restored = restore(owner_client, project, old)
+
+    assert (served.status_code, served.json()["error"]["code"]) == (500, "history_content_missing")
+    assert restored.status_code == 500
+    assert current_text(owner_client, project, "main.tex") == "later\n"
+
+
 def test_a_restore_that_changes_nothing_makes_no_version(owner_client, project, before_the_damage):
     newest = history_of(owner_client, project)[0]["id"]
 

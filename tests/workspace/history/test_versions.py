@@ -3,6 +3,7 @@
 import pytest
 
 from tests.workspace.history.conftest import history_of, put_text
+from access import facade as access
 from workspace import services
 from workspace.history import folding
 
@@ -54,12 +55,27 @@ def test_each_authors_change_names_its_author_in_their_colour(owner_client, api_
     put_text(owner_client, project, "notes.tex", "by the owner\n")
     put_text(api_client_for(coauthor), project, "main.tex", "by the coauthor\n")
 
-    newest, made = history_of(owner_client, project)
+    theirs, mine, made = history_of(owner_client, project)
 
     assert made["authors"] == [owner.username]  # the project as made is a version of its own
-    assert sorted(newest["authors"]) == sorted([owner.username, coauthor.username])
-    assert set(newest["colours"]) == {owner.username, coauthor.username}
-    assert newest["colours"][coauthor.username].startswith("#")
+    assert mine["authors"] == [owner.username]
+    assert theirs["authors"] == [coauthor.username]  # someone else's change, however soon, is a version of its own
+    assert theirs["colours"] == {coauthor.username: access.user_colour(user_id=coauthor.pk)}
+    assert [change["path"] for change in theirs["changes"]] == ["main.tex"]
+
+
+def test_an_authors_changes_go_on_in_their_version_until_someone_else_changes(
+    owner_client, api_client_for, owner, coauthor, project, time_passes
+):
+    time_passes(3600)
+    put_text(owner_client, project, "main.tex", "one\n")
+    put_text(owner_client, project, "main.tex", "one\ntwo\n")
+    put_text(api_client_for(coauthor), project, "main.tex", "one\ntwo\nthree\n")
+    put_text(owner_client, project, "main.tex", "one\ntwo\nthree\nfour\n")
+
+    authors = [version["authors"] for version in history_of(owner_client, project)]
+
+    assert authors == [[owner.username], [coauthor.username], [owner.username], [owner.username]]
 
 
 def test_moves_deletes_uploads_and_folders_are_history(owner_client, owner, project, time_passes):
