@@ -116,6 +116,7 @@ def _month_of_work(updates: int) -> dict:
             collaboration.updates_accept(project_id=project.pk, file_id=file_id, submitted=batch)
         for user in typists:
             assert editors[user.pk].content == str(editors[user.pk].doc["content"]), "an editor lost its text"
+            editors[user.pk].close()
         collaboration.projection_flush(project_id=project.pk, file_id=file_id)
         sent += count
         if session % 7 == 3:
@@ -150,7 +151,11 @@ class _Editor:
         self.doc.apply_update(state)
         self.content = str(self.doc["content"])
         self.updates: list[bytes] = []
-        self.doc.observe(lambda event: self.updates.append(event.update))
+        self._subscription = self.doc.observe(lambda event: self.updates.append(event.update))
+
+    def close(self) -> None:
+        """Let the document go (its subscription would keep it, and a month of them, alive)."""
+        self.doc.unobserve(self._subscription)
 
     def keystroke(self, rng: random.Random) -> bytes:
         text, content = self.doc["content"], self.content

@@ -1,5 +1,6 @@
 // What a diff compares. By default a version against the one before it (what the version did); with "compare
-// with the current files", the version against the project as it is now. Version 1 has nothing before it: its
+// with the current files", the version against the project as it is now; with a version number, against that
+// version (the earlier of the two on the left). Version 1 has nothing before it: its
 // files are shown all added, written by its authors.
 import { element } from "./elements.js";
 
@@ -31,8 +32,13 @@ async function firstVersionFiles(api, version, path) {
 }
 
 /** `{older, newer, files}`: the two sides' names and the files that differ between them (only `path`'s). */
-export async function comparisonLoad(api, { version, path, againstCurrent }) {
+export async function comparisonLoad(api, { version, path, againstCurrent, againstVersion = null }) {
   const name = `Version ${version.id}`;
+  if (againstVersion !== null && againstVersion !== version.id) {
+    const answer = await api.diff(version.id, againstVersion, path);
+    const [older, newer] = [version.id, againstVersion].sort((a, b) => a - b);
+    return { older: `Version ${older}`, newer: `Version ${newer}`, files: answer.files, against: "version" };
+  }
   if (againstCurrent) {
     const answer = await api.diff(version.id, "current", path);
     return { older: name, newer: "The current files", files: answer.files, against: "current" };

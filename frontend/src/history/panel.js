@@ -31,6 +31,8 @@ export class HistoryPanel {
       say,
     });
     this.againstCurrent.addEventListener("change", () => this.selected && this.diffShow());
+    this.againstVersion = root.querySelector("[data-history-against-version]");
+    this.againstVersion?.addEventListener("change", () => this.selected && this.diffShow());
     for (const button of this.layoutButtons) {
       button.addEventListener("click", () => this.layoutSet(button.dataset.historyLayout));
     }
@@ -109,7 +111,13 @@ export class HistoryPanel {
     let comparison;
     this.diff.setAttribute("aria-busy", "true");
     try {
-      comparison = await comparisonLoad(this.api, { version, path, againstCurrent: this.againstCurrent.checked });
+      const other = Number.parseInt(this.againstVersion?.value || "", 10);
+      comparison = await comparisonLoad(this.api, {
+        version,
+        path,
+        againstCurrent: this.againstCurrent.checked,
+        againstVersion: Number.isInteger(other) && other > 0 ? other : null,
+      });
     } catch (error) {
       const message = error.message || "The diff could not be loaded.";
       if (request === this.diffRequest) this.diffReplace(element("p", { className: "error" }, message));

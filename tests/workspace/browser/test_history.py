@@ -122,6 +122,29 @@ def test_a_diff_shows_the_deleted_paragraph_removed_and_the_inserted_lines_in_th
     screenshot(page, "history-diff-unified")
 
 
+def test_a_version_is_compared_with_any_other_version(signed_in, api_for, owner, coauthor, paper):
+    first_version_ended(api_for, owner, paper)
+    written_by(api_for, coauthor, paper, REVISED)
+    written_by(api_for, owner, paper, REVISED + "% the owner's afterword\n")
+    page = signed_in(owner)
+    page.goto(f"/projects/{paper.pk}/")
+    history_opened(page)
+
+    page.locator('.history-version[data-version="3"] .history-change[data-path="main.tex"]').click()
+    page.locator("[data-history-against-version]").fill("1")
+    page.locator("[data-history-against-version]").dispatch_event("change")
+
+    expect(page.locator("[data-history-comparing]")).to_have_text("Version 1 → Version 3")
+    split = page.locator('[data-history-merge="split"]')
+    expect(split.locator(".cm-merge-a del")).to_have_text("Closing words.")
+    expect(split.locator(".cm-merge-b .cm-line", has_text="A new ending.")).to_have_attribute(
+        "title", f"Written by {coauthor.username}"
+    )
+    expect(split.locator(".cm-merge-b .cm-line", has_text="afterword")).to_have_attribute(
+        "title", f"Written by {owner.username}"
+    )
+
+
 def test_a_file_restored_in_the_history_panel_comes_back_in_a_coauthors_open_editor(
     opened, api_for, owner, coauthor, paper
 ):

@@ -2,8 +2,8 @@
 
 import pytest
 
-from tests.workspace.history.conftest import history_of, put_text
 from access import facade as access
+from tests.workspace.history.conftest import history_of, put_text
 from workspace import services
 from workspace.history import folding
 
