@@ -2,9 +2,10 @@
 
 The project: a LaTeX paper whose main.tex has 5,000 lines, three other files, and BENCH_N (default 100,000)
 accepted Yjs updates by 5 authors over 30 simulated days. The updates are real: pycrdt editors, one per
-author, each catching up with the server's state before a session of typing, insert and delete a few
-characters at a time; ``updates_accept`` stores them in batches of 25 as live editing does, projections run
-every 100 updates and at a session's end, as the live server's would. A session is 333 updates by one or two
+author, each catching up with the server's state before a session of typing, type one character at a time at
+a cursor that now and then moves elsewhere, and delete with Backspace; ``updates_accept`` stores them in
+batches of 25 as live editing does, projections run every 100 updates and at a session's end, as the live
+server's would. A session is 333 updates by one or two
 authors; sessions are spread over 30 days (the journal's times are set before each fold, nothing sleeps), so
 pauses make versions; every 20th session is labelled, every 7th renames or makes a file too.
 
@@ -14,6 +15,8 @@ Figures (the server is the real one, gunicorn + uvicorn, on the benchmark's own 
   per repetition (at least 40). Target p99 ≤ 200 ms.
 - ``history_diff_ms_p50|p99``: ``GET /history/{a}/diff?against={b}&path=main.tex`` between random versions
   (the unified diff of the 5,000-line file). Target p99 ≤ 300 ms.
+- ``history_diff_json_ms_p50|p99``: the same as the History panel asks for it (``Accept: application/json``:
+  both texts, the counts, and who wrote each line of the later one, a blame over the versions between).
 - ``history_restore_ms``: ``POST /history/{v}/restore`` of the whole project, alternately to two versions.
 - ``document_open_ms_with_history`` / ``document_open_ms_compacted`` and their ratio
   ``document_open_with_history_vs_compacted_ratio``: rebuilding main.tex's Yjs document from its log (snapshot
@@ -150,6 +153,7 @@ class _Editor:
         self.doc["content"] = Text()
         self.doc.apply_update(state)
         self.content = str(self.doc["content"])
+        self.cursor: int | None = None
         self.updates: list[bytes] = []
         self._subscription = self.doc.observe(lambda event: self.updates.append(event.update))
 
@@ -158,16 +162,19 @@ class _Editor:
         self.doc.unobserve(self._subscription)
 
     def keystroke(self, rng: random.Random) -> bytes:
+        """A keystroke as people type: at the cursor, which now and then moves somewhere else in the text;
+        mostly a character typed, sometimes the one before the cursor deleted (Backspace)."""
         text, content = self.doc["content"], self.content
-        at = rng.randrange(len(content))
-        if rng.random() < 0.25 and at + 3 < len(content):
-            end = at + rng.randint(1, 3)
-            del text[len(content[:at].encode()) : len(content[:end].encode())]
-            self.content = content[:at] + content[end:]
+        if self.cursor is None or rng.random() < 0.03:
+            self.cursor = rng.randrange(1, len(content))
+        at = self.cursor
+        if rng.random() < 0.2 and at > 1:
+            del text[len(content[: at - 1].encode()) : len(content[:at].encode())]
+            self.content, self.cursor = content[: at - 1] + content[at:], at - 1
         else:
-            typed = rng.choice(("a", "e", "s ", "t", "ion", "\\cite{x}", "ß"))
+            typed = rng.choice("etaoin shrdlu ß")
             text.insert(len(content[:at].encode()), typed)
-            self.content = content[:at] + typed + content[at:]
+            self.content, self.cursor = content[:at] + typed + content[at:], at + 1
         return self.updates.pop()
 
 
@@ -185,7 +192,7 @@ def _measure(world: dict, updates: int, root: Path) -> None:
     project, token = world["project"], world["token"]
     base = f"/v1/projects/{project.pk}"
     requests_per_rep = max(40, updates // 500)
-    listing, diffs, restores = [], [], []
+    listing, diffs, panel_diffs, restores = [], [], [], []
     with web_server({"QUIRE_STORAGE_DIR": str(root / "storage")}, log=root / "server.log") as url:
         session = requests.Session()
         session.headers["Authorization"] = f"Bearer {token}"
@@ -210,12 +217,23 @@ def _measure(world: dict, updates: int, root: Path) -> None:
                     )
                 )
             diffs.append(samples)
+            samples = []
+            for _ in range(requests_per_rep):  # as the History panel asks: JSON, with who wrote each line
+                first, second = sorted(rng.sample(numbers, 2))
+                params = {"against": second, "path": "main.tex"}
+                headers = {"Accept": "application/json"}
+                samples.append(_timed(session.get, f"{url}{base}/history/{first}/diff", params=params, headers=headers))
+            panel_diffs.append(samples)
             targets = (numbers[len(numbers) // 3], numbers[len(numbers) // 2])
             restores.append(statistics.median(_timed(session.post, f"{url}{base}/history/{target}/restore", json={})
                                               for target in targets * 2))  # fmt: skip
     n = requests_per_rep
     config = f"{updates} updates, {world['versions']} versions, HTTP, 2 server processes"
-    for name, per_rep in (("history_listing_ms", listing), ("history_diff_ms", diffs)):
+    for name, per_rep in (
+        ("history_listing_ms", listing),
+        ("history_diff_ms", diffs),
+        ("history_diff_json_ms", panel_diffs),
+    ):
         report(f"{name}_p50", [percentile(samples, 0.5) for samples in per_rep], unit="ms", n=n, config=config)
         report(f"{name}_p99", [percentile(samples, 0.99) for samples in per_rep], unit="ms", n=n, config=config)
     report("history_restore_ms", restores, unit="ms", n=4, config=config + ", whole project")

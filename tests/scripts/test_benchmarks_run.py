@@ -122,6 +122,7 @@ SMOKES = {
     "bench-history": Smoke(
         {"BENCH_N": "1000", "BENCH_REPS": "1"},
         ("history_listing_ms_p50", "history_listing_ms_p99", "history_diff_ms_p50", "history_diff_ms_p99",
+         "history_diff_json_ms_p50", "history_diff_json_ms_p99",
          "history_restore_ms", "document_open_ms_with_history", "document_open_ms_compacted",
          "document_open_with_history_vs_compacted_ratio", "history_storage_bytes_per_10k_keystrokes",
          "compacted_storage_bytes_per_10k_keystrokes", "history_vs_compacted_storage_ratio"),
