@@ -21,7 +21,7 @@ from workspace.services.content import fence_enter
 from workspace.storage import asset_storage
 
 PAGE = 50
-BLAME_VERSIONS = 100  # a span longer than this is coloured by its authors together, not line by line
+BLAME_VERSIONS = 24  # a diff each; lines changed before the last 24 versions are their authors' together
 
 
 @dataclass(frozen=True)
@@ -213,14 +213,12 @@ def line_authors(*, project_id: uuid.UUID, file_id: int, first: int, second: int
     )
     lines = text_of(base[0]).splitlines() if base and base[1] else []
     authors: list[list[int]] = [[] for _ in lines]
-    if len(changes) > BLAME_VERSIONS:
-        together = sorted({author for change in changes for author in change.version.authors})
-        changes, together_lines = changes[-1:], together
-    else:
-        together_lines = None
-    for change in changes:
+    # Each of the last BLAME_VERSIONS versions is a step of its own; anything older, one step by its authors.
+    older, recent = changes[:-BLAME_VERSIONS], changes[-BLAME_VERSIONS:]
+    steps = [(older[-1], sorted({author for change in older for author in change.version.authors}))] if older else []
+    steps += [(change, change.version.authors) for change in recent]
+    for change, by in steps:
         new_lines = text_of(change.sha_after).splitlines() if change.exists_after else []
-        by = together_lines if together_lines is not None else change.version.authors
         carried: list[list[int]] = []
         for tag, a0, a1, b0, b1 in difflib.SequenceMatcher(None, lines, new_lines, autojunk=False).get_opcodes():
             carried += authors[a0:a1] if tag == "equal" else [list(by)] * (b1 - b0)

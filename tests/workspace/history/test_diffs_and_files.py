@@ -102,3 +102,33 @@ def test_a_version_downloads_as_a_zip_of_its_files(owner_client, project, three_
     assert archive.read("main.tex") == b"alpha\nbeta\n"
     assert archive.read("notes.tex") == b"n\n"
     assert "version 3" in response["Content-Disposition"]
+
+
+def test_lines_of_a_long_span_are_their_authors_and_the_oldest_their_authors_together(
+    owner_client, api_client_for, owner, coauthor, project, time_passes, monkeypatch
+):
+    from workspace.history import reading
+
+    monkeypatch.setattr(reading, "BLAME_VERSIONS", 2)
+    time_passes(3600)
+    put_text(owner_client, project, "main.tex", "")
+    start = history_of(owner_client, project)[0]["id"]
+    text = ""
+    for line, client in (("a", owner_client), ("b", api_client_for(coauthor)), ("c", owner_client),
+                         ("d", api_client_for(coauthor))):  # fmt: skip
+        time_passes(3600)
+        text += f"{line}\n"
+        put_text(client, project, "main.tex", text)
+
+    body = owner_client.get(
+        f"/v1/projects/{project.pk}/history/{start}/diff", {"path": "main.tex"}, HTTP_ACCEPT="application/json"
+    ).json()
+
+    (main,) = body["files"]
+    together = sorted([owner.username, coauthor.username])
+    assert [sorted(line) for line in main["line_authors"]] == [
+        together,
+        together,
+        [owner.username],
+        [coauthor.username],
+    ]
