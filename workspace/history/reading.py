@@ -85,13 +85,16 @@ def versions_page(
 def change_kind(version: Version, change: VersionChange) -> str:
     if version.kind == VersionKind.RESTORE:
         return "restore"
-    if not change.existed_before:
+    return _kind(change.existed_before, change.exists_after, change.old_path, change.path)
+
+
+def _kind(existed_before: bool, exists_after: bool, old_path: str, path: str) -> str:
+    """What happened to a file between two of its states."""
+    if not existed_before:
         return "create"
-    if not change.exists_after:
+    if not exists_after:
         return "delete"
-    if change.old_path != change.path:
-        return "move"
-    return "edit"
+    return "move" if old_path != path else "edit"
 
 
 def version_get(*, project_id: uuid.UUID, number: int) -> Version:
@@ -162,16 +165,9 @@ def diff_between(
 
 
 def _file_diff(before: FileState | None, after: FileState | None) -> FileDiff:
-    latest = after or before
-    if before is None:
-        kind = "create"
-    elif after is None:
-        kind = "delete"
-    elif before.path != after.path:
-        kind = "move"
-    else:
-        kind = "edit"
-    return FileDiff(latest.path, (before or after).path, kind, latest.file_kind, before, after)
+    latest, earliest = after or before, before or after
+    kind = _kind(before is not None, after is not None, earliest.path, latest.path)
+    return FileDiff(latest.path, earliest.path, kind, latest.file_kind, before, after)
 
 
 def unified_diff(diffs: list[FileDiff]) -> str:
