@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test lint install worker-venv system-packages system-packages-test system-packages-cluster system-packages-bench cluster cluster-drill bundle stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library bench-pptx bench-collab bench-admin bench-history bench-cluster bench-project soak
+.PHONY: run test lint install worker-venv system-packages system-packages-test system-packages-cluster system-packages-bench cluster cluster-drill bundle stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library bench-pptx bench-collab bench-admin bench-history bench-author bench-cluster bench-project soak
 
 # The browser code (frontend/): npm packages from the committed lock file, bundled by esbuild into static/bundles/.
 NODE_MODULES := frontend/node_modules/.installed
@@ -17,13 +17,17 @@ $(PY):
 
 # Core and, editable beside it, the worker agent's own distribution (worker/): `manage.py processing_worker`
 # and the tests import it; the agent that `make run` and the end-to-end tests start runs from var/worker-venv.
-$(INSTALLED): pyproject.toml worker/pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[dev]" -e ./worker
+# Both depend on two small distributions of ours that no index has, the worker protocol's vocabulary (wire/) and
+# the sandbox profile (sandbox/): named on the same command line, they are installed first and satisfy both.
+SHARED_DISTRIBUTIONS := wire sandbox
+$(INSTALLED): pyproject.toml worker/pyproject.toml $(SHARED_DISTRIBUTIONS:%=%/pyproject.toml) | $(PY)
+	$(PY) -m pip install --quiet $(SHARED_DISTRIBUTIONS:%=-e ./%) -e ".[dev]" -e ./worker
 	touch $(INSTALLED)
 
 install: $(INSTALLED)
 
-# The worker agent alone in a virtual environment of its own (scripts/worker_venv.py): no Core, no Django.
+# The worker agent alone in a virtual environment of its own (scripts/worker_venv.py): no Core, no Django; the
+# shared distributions (wire/, sandbox/) installed from their directories before it.
 worker-venv: | $(PY)
 	$(PY) scripts/worker_venv.py
 
@@ -35,7 +39,14 @@ $(BUNDLE): $(NODE_MODULES) $(BUNDLE_SOURCES)
 	cd frontend && node build.mjs
 	touch $(BUNDLE)
 
-bundle: $(BUNDLE)
+# Typst's default fonts as files beside the bundle, for the live preview (scripts/typst_fonts.py): the very fonts
+# the worker's pinned typst wheel embeds, so a page breaks at the same place in the preview and the PDF.
+TYPST_FONTS := static/bundles/typst-fonts/.installed
+$(TYPST_FONTS): $(INSTALLED) scripts/typst_fonts.py
+	$(PY) -m scripts.typst_fonts
+	touch $(TYPST_FONTS)
+
+bundle: $(BUNDLE) $(TYPST_FONTS)
 
 system-packages:
 	scripts/system_packages.sh run
@@ -76,11 +87,19 @@ lint: install
 AMQP_URL ?= amqp://guest:guest@127.0.0.1:5672/%2F
 export AMQP_URL
 
+# The suite in two tiers: every test that can share the machine, spread over TEST_WORKERS processes (pytest-xdist,
+# a test database each; a module's tests kept together so its server starts once, tests/conftest.py), then the
+# few marked `exclusive` (they restart the shared PostgreSQL or measure a capacity) alone. The tests mostly wait
+# on servers, agents, compilers and browsers, so there are more workers than cores.
+TEST_WORKERS ?= 4
+export TEST_WORKERS
+
 test: install worker-venv system-packages-test lint bundle
 	scripts/rabbitmq.sh
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not exclusive" $(PYTEST_ARGS)
+	$(PY) -m pytest -m exclusive $(PYTEST_ARGS) || [ $$? -eq 5 ]  # 5: PYTEST_ARGS chose none of them
 	# The tests that speak to the database most, again through PgBouncer in transaction mode (scripts/pooled_tests.py).
 	$(PY) -m scripts.pooled_tests
 	# The cluster's failure drill (as root; otherwise it says why it is skipped).
@@ -103,6 +122,7 @@ bench: install system-packages
 	BENCH_N=$${BENCH_N:-20} $(MAKE) --no-print-directory bench-collab && \
 	BENCH_N=$${BENCH_N:-20000} $(MAKE) --no-print-directory bench-admin && \
 	BENCH_N=$${BENCH_N:-5000} $(MAKE) --no-print-directory bench-history && \
+	BENCH_N=$${BENCH_N:-3} $(MAKE) --no-print-directory bench-author && \
 	$(MAKE) --no-print-directory bench-project
 
 bench-queue: install
@@ -128,6 +148,10 @@ bench-collab: install
 
 bench-history: install
 	$(PY) -m scripts.bench.history
+
+# The author's loop: warm LaTeX rebuilds against raw latexmk and pdflatex, Ctrl+Enter → PDF drawn in Chromium.
+bench-author: install worker-venv system-packages system-packages-test bundle
+	$(PY) -m scripts.bench.author
 
 bench-admin: install
 	$(PY) -m scripts.bench.admin

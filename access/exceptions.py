@@ -1,4 +1,4 @@
-from config.errors import NotFound, PermissionDenied, QuireError
+from foundation.errors import NotFound, PermissionDenied, QuireError
 
 
 class AccessError(QuireError):

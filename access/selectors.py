@@ -3,7 +3,7 @@ import uuid
 from django.contrib.auth import get_user_model
 
 from access.models import ROLE_PERMISSIONS, ApiToken, ProjectGrant, role_permits
-from config.prepared import prepared_cursor
+from foundation.database.prepared import prepared_cursor
 
 
 def role_of(*, user_id: int, project_id: uuid.UUID) -> str | None:

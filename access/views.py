@@ -7,7 +7,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from access import selectors, services
-from config.http.ui import form_action
+from foundation.http.ui import form_action
 
 
 @login_required

@@ -1,4 +1,4 @@
-from config.errors import PayloadTooLarge, QuireError
+from foundation.errors import PayloadTooLarge, QuireError
 
 
 class CollaborationError(QuireError):

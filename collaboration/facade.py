@@ -2,7 +2,6 @@
 
 import asyncio
 import logging
-import uuid
 
 from collaboration import services
 
@@ -10,14 +9,8 @@ __all__ = [
     "live_server_start",
     "live_server_stop",
     "logs_upkeep",
-    "projection_pending",
     "websocket_urlpatterns",
 ]
-
-
-def projection_pending(*, project_id: uuid.UUID) -> int:
-    """Inside the capture transaction (fence held): project every accepted update into Workspace."""
-    return services.projection_pending(project_id=project_id)
 
 
 def logs_upkeep() -> dict[str, int]:

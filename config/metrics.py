@@ -16,7 +16,7 @@ from django.http import HttpResponse
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 
-from config.http.errors import json_error_response
+from foundation.http.errors import json_error_response
 
 
 def metrics_view(request):

@@ -1,4 +1,4 @@
-"""Quire's settings. Every value comes from ``config.env``; see the README for the variables."""
+"""Quire's settings. Every value comes from ``foundation.env``; see the README for the variables."""
 
 import secrets
 import sys
@@ -8,8 +8,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 from psycopg_pool import AsyncConnectionPool
 
-from config.env import BASE_DIR, VAR_DIR, env
 from config.https import https_settings
+from foundation.env import BASE_DIR, VAR_DIR, env
 
 DEBUG = env("DEBUG")
 ALLOWED_HOSTS = env("ALLOWED_HOSTS")
@@ -74,7 +74,7 @@ AXES_VERBOSE = False
 MIDDLEWARE = [
     "config.http.middleware.RequestLimitsMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "config.http.middleware.StaticFilesMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -140,8 +140,8 @@ def _pooled_options() -> dict:
         # prepares nothing without a threshold), and no ``options`` startup parameter, which PgBouncer 1.18
         # refuses: the pooler's own idle_transaction_timeout stands in for the session setting.
         return {"prepare_threshold": None}
-    # Only config.prepared's server-binding cursors ever prepare (Django's own client-binding cursors cannot);
-    # without a threshold psycopg would ignore their request to.
+    # Only foundation.database.prepared's server-binding cursors ever prepare (Django's own client-binding
+    # cursors cannot); without a threshold psycopg would ignore their request to.
     return {"options": SESSION_OPTIONS, "prepare_threshold": 5}
 
 
@@ -180,7 +180,7 @@ DATABASES = _databases()
 def _direct_database() -> dict | None:
     """``DATABASE_DIRECT_URL``: PostgreSQL itself, for the connections that LISTEN (wake-ups, the relay's and a
     consumer's, the channel layer) when ``DATABASE_URL`` goes through a transaction pooler such as PgBouncer,
-    which cannot keep a session's LISTEN (config/direct_database.py)."""
+    which cannot keep a session's LISTEN (foundation/database/direct.py)."""
     url = env("DATABASE_DIRECT_URL")
     if not url:
         return None
@@ -188,7 +188,7 @@ def _direct_database() -> dict | None:
     options = {**config.get("OPTIONS", {}), "options": SESSION_OPTIONS, "prepare_threshold": 5}
     if size := env.int("DATABASE_DIRECT_POOL_SIZE", default=4):
         # Besides the listeners' own connections, a few kept in a pool that lends them to prepared statements
-        # outside transactions and to claims (config/direct_database.py).
+        # outside transactions and to claims (foundation/database/direct.py).
         options["pool"] = {"min_size": 1, "max_size": size, "timeout": 10}
     return {
         **config,
@@ -274,10 +274,10 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["config.http.parsers.BoundedJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["foundation.http.parsers.BoundedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "config.http.errors.exception_handler",
+    "EXCEPTION_HANDLER": "foundation.http.errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
 }
 

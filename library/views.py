@@ -14,9 +14,9 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from access import facade as access
-from config.errors import NotFound
-from config.http.body_limits import body_limit
-from config.http.ui import form_action
+from foundation.errors import NotFound
+from foundation.http.body_limits import body_limit
+from foundation.http.ui import form_action
 from library import selectors
 from library.exceptions import PdfTooLarge, RevisionMismatch, SearchQueryInvalid
 from library.services.acceptance import Accepted, VersionUpload, library_version_accept

@@ -1,6 +1,6 @@
 """Every anticipated failure of an Office preview; the docstring is the default message."""
 
-from config.errors import PayloadTooLarge, QuireError
+from foundation.errors import PayloadTooLarge, QuireError
 
 
 class OfficeError(QuireError):

@@ -9,7 +9,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connections, transaction
 
-from config.errors import QuireError
+from foundation.errors import QuireError
 from office import runtime, selectors
 from office.engine import office_extension, office_extension_require
 from office.exceptions import ConverterUnavailable, OfficeBusy, OfficeError, SourceChanged, SourceTooLarge

@@ -7,7 +7,7 @@ class ProcessingConfig(AppConfig):
     def ready(self) -> None:
         from django.core import checks
 
-        from config.durable_commit import check_durable_commit
+        from foundation.database.durable_commit import check_durable_commit
         from processing.finalization.registrations import finalizers_register
         from processing.protocol import schema  # noqa: F401  registers the OpenAPI auth extension
 

@@ -1,4 +1,4 @@
-from config.errors import NotFound, PayloadTooLarge, QuireError
+from foundation.errors import NotFound, PayloadTooLarge, QuireError
 
 
 class ProcessingError(QuireError):
@@ -86,6 +86,12 @@ class ArtifactNotFound(NotFound):
     """Artifact not found."""
 
     code = "artifact_not_found"
+
+
+class WarmStartNotFound(NotFound):
+    """This claim has no warm start."""
+
+    code = "warm_start_not_found"
 
 
 class InvalidCursor(ProcessingError):

@@ -10,16 +10,16 @@ import uuid
 
 from processing.api.serializers import JobSerializer
 from processing.api.views import IDEMPOTENCY_KEY
-from processing.blobs import BlobWindow, blob_put, blob_read
-from processing.capabilities import operation_enabled
-from processing.clock import db_now
 from processing.exceptions import InvalidOptions
 from processing.finalization.checks import staged_bytes_verified
 from processing.finalization.publication import FinalizationRejected, Publication, PublicationCondition
 from processing.finalization.registry import Finalizer, finalizer_register
+from processing.kernel.blobs import BlobWindow, blob_keeper_register, blob_put, blob_read
+from processing.kernel.capabilities import operation_enabled
+from processing.kernel.clock import db_now
+from processing.kernel.outbox import outbox_emit
 from processing.models import FailureClass, OutboxEvent, ProcessingBlob, ProcessingJob, StagedOutput
 from processing.models.jobs import ACTIVE_STATES
-from processing.outbox import outbox_emit
 from processing.queue.wakeups import wakeups
 from processing.selectors import job_visible
 from processing.submission.idempotency import Scope as SubmissionScope
@@ -34,7 +34,6 @@ from processing.submission.stored_input import (
 from processing.upkeep.alerts import Alert, alert_source_register
 from processing.upkeep.invariants import Violation, invariant_register
 from processing.upkeep.metrics import collector_register
-from processing.upkeep.reapers import blob_keeper_register
 
 __all__ = [
     "ACTIVE_STATES",

@@ -10,7 +10,7 @@ from django.db.models import Q
 
 from access import facade as access
 from processing.exceptions import InvalidCursor, JobNotFound
-from processing.models import ProcessingArtifact, ProcessingJob
+from processing.models import INTERNAL_ARTIFACT_ROLES, ProcessingArtifact, ProcessingJob
 from processing.models.jobs import ACTIVE_STATES, TERMINAL_STATES
 
 PAGE_SIZE_MAX = 100
@@ -44,7 +44,11 @@ def artifact_visible(*, user_id: int | None, job_id, artifact_id) -> ProcessingA
     if user_id:
         with contextlib.suppress(ValueError):
             jobs = _visible(user_id).filter(pk=uuid.UUID(str(job_id)))
-            artifact = ProcessingArtifact.objects.filter(job__in=jobs, pk=uuid.UUID(str(artifact_id))).first()
+            artifact = (
+                ProcessingArtifact.objects.filter(job__in=jobs, pk=uuid.UUID(str(artifact_id)))
+                .exclude(role__in=INTERNAL_ARTIFACT_ROLES)
+                .first()
+            )
     if artifact is None:
         job_visible(user_id=user_id, job_id=job_id)  # JobNotFound when the caller has no such job
         raise ArtifactNotFound()

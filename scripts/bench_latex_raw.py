@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from processing.configuration import Limits as CoreLimits
+from processing.kernel.configuration import Limits as CoreLimits
 from quire_worker.contracts import Executor, Limits
 from quire_worker.job_run import _limits_for
 from quire_worker.processors.latex.compile_pdf import LatexProcessor

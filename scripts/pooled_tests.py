@@ -21,17 +21,23 @@ from pathlib import Path
 import environ
 import psycopg
 
-from config.env import VAR_DIR
+from foundation.env import VAR_DIR
 from scripts.pgbouncer import PgBouncer
 
+# What behaves differently behind a transaction pooler: the claim's prepared statements and their direct
+# connections, LISTEN for wake-ups and the relay, the worker protocol's replay store, a database that drops
+# connections mid-request, and the pooled mode's own checks. The rest of the suite runs once, unpooled.
 POOLED_TESTS = [
     "tests/config/test_pooled_mode.py",
-    "tests/config/test_prepared_lending.py",
+    "tests/foundation/test_prepared_lending.py",
+    "tests/foundation/test_direct_database.py",
     "tests/processing/protocol",
     "tests/processing/submission",
     "tests/processing/queue",
     "tests/processing/relay",
-    "tests/processing/e2e",
+    "tests/processing/e2e/test_claims_behind_a_pooler.py",
+    "tests/processing/e2e/test_conformance.py",
+    "tests/processing/e2e/test_faults.py",
 ]
 DATABASE = "quire_pooled"
 
@@ -51,9 +57,15 @@ _DEFAULTS = {"host": "127.0.0.1", "port": 5432, "user": "postgres", "password": 
 
 
 def _drop_test_database(postgres: dict) -> None:
+    """The test database, and each pytest-xdist worker's (``test_quire_pooled_gw0`` …)."""
     params = {key: value for key, value in postgres.items() if value != ""}
     with psycopg.connect(**params, dbname="postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "test_{DATABASE}" WITH (FORCE)')
+        names = conn.execute(
+            "SELECT datname FROM pg_database WHERE datname = %s OR datname LIKE %s",
+            [f"test_{DATABASE}", f"test_{DATABASE}\\_gw%"],
+        ).fetchall()
+        for (name,) in names:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def main(arguments: list[str]) -> int:
@@ -71,7 +83,9 @@ def main(arguments: list[str]) -> int:
                 url = bouncer.url(DATABASE, user=postgres["user"])
                 print(f"pooled tests: DATABASE_URL={url} (PgBouncer, transaction mode), DATABASE_DIRECT_URL={direct}")
                 environment = {**os.environ, "DATABASE_URL": url, "DATABASE_DIRECT_URL": direct}
+                workers = os.environ.get("TEST_WORKERS", "4")
                 command = [sys.executable, "-m", "pytest", "--reuse-db", "-p", "no:cacheprovider"]
+                command += ["-n", workers, "--dist", "loadgroup", "-m", "not exclusive"]
                 paths = [] if any(not argument.startswith("-") for argument in arguments) else POOLED_TESTS
                 returncode = subprocess.call([*command, *arguments, *paths], env=environment)
                 if returncode:

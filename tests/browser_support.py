@@ -1,5 +1,6 @@
 """What browser tests share: Debian's Chromium through Playwright (never `playwright install`), users who sign in
-through the form, and screenshots under ``test-results/screenshots/``."""
+through the form, and screenshots under ``test-results/screenshots/``. Its fixtures (``chromium``, ``author``)
+are a plugin of every test (tests/conftest.py)."""
 
 import re
 from collections.abc import Iterator
@@ -37,6 +38,18 @@ def chromium_launched() -> Iterator[Browser]:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    with chromium_launched() as browser:
+        yield browser
+
+
+@pytest.fixture
+def author(transactional_db):
+    """A user who signs in through the form (a module may name its author otherwise)."""
+    return user_who_signs_in()
 
 
 def user_who_signs_in(**fields):

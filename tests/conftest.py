@@ -5,7 +5,18 @@ from rest_framework.test import APIClient
 from tests.factories import ProjectFactory, UserFactory, bearer_token_for
 from tests.processing.factories import deployment_toml
 
+pytest_plugins = ["tests.browser_support"]
+
 DEFAULT_TEST_OPERATIONS = ("latex.compile.pdf/v1", "pdf.index.text/v1", "test.echo/v1")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``--dist loadgroup``) a module's tests stay on one worker, so the server a module
+    starts is started once. A module that sets ``SPREAD_OVER_WORKERS = True`` (the benchmarks' smoke runs, each
+    minutes long and starting servers of its own) has its tests spread over the workers instead."""
+    for item in items:
+        if not getattr(item.module, "SPREAD_OVER_WORKERS", False):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
 @pytest.fixture(autouse=True)
@@ -13,6 +24,16 @@ def _isolated_storage_and_deployment(settings, tmp_path):
     """No test sees ``var/`` of the checkout: a deployment is only what the test itself configures."""
     settings.QUIRE_STORAGE_DIR = str(tmp_path / "storage")
     settings.QUIRE_DEPLOYMENT_FILE = str(tmp_path / "no-deployment.toml")
+
+
+@pytest.fixture(autouse=True)
+def configured_as_the_site(request, settings):
+    """A test beside a running Quire (a fixture of tests/live_site.py) configures this process as the server is."""
+    from tests.live_site import SITE_FIXTURES
+
+    for name in SITE_FIXTURES.intersection(request.fixturenames):
+        for setting, value in request.getfixturevalue(name).same_settings.items():
+            setattr(settings, setting, value)
 
 
 @pytest.fixture(autouse=True)
@@ -88,16 +109,11 @@ def owner_client(api_client_for, owner):
 @pytest.fixture(scope="session")
 def live_quire(django_db_setup, django_db_blocker, tmp_path_factory):
     """URL of a real gunicorn/uvicorn Quire on the test database (use with transactional tests)."""
-    from tests.live_server import quire_server
+    from tests.live_site import running_site
 
     root = tmp_path_factory.mktemp("live")
-    storage = root / "storage"
-    storage.mkdir()
-    deployment = root / "deployment.toml"
-    deployment.write_text(deployment_toml(operations=list(DEFAULT_TEST_OPERATIONS)))
-    environment = {"QUIRE_DEPLOYMENT_FILE": str(deployment)}
-    with django_db_blocker.unblock(), quire_server(storage_dir=storage, extra_env=environment) as url:
-        yield url
+    with django_db_blocker.unblock(), running_site(root, operations=list(DEFAULT_TEST_OPERATIONS)) as site:
+        yield site.url
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from django.db import connection, connections
 
-from config.direct_database import DIRECT
+from foundation.database.direct import DIRECT
 
 ROOT = Path(__file__).resolve().parent.parent
 

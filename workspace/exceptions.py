@@ -1,4 +1,4 @@
-from config.errors import NotFound, PayloadTooLarge, QuireError
+from foundation.errors import NotFound, PayloadTooLarge, QuireError
 
 
 class WorkspaceError(QuireError):

@@ -247,7 +247,9 @@ def document_text_store(
 
 
 def snapshot_freeze(*, project_id: uuid.UUID) -> FrozenSnapshot:
-    return snapshots.snapshot_freeze(project_id=project_id)
+    """The project as of now, pinned, every accepted edit of its text documents in it (a capture's input);
+    outermost or inside the caller's transaction. Raises ``ProjectNotFound``."""
+    return snapshots.snapshot_freeze_every_edit(project_id=project_id)
 
 
 def version_require(*, project_id: uuid.UUID, number: int) -> None:

@@ -2,6 +2,8 @@
 
 ``snapshot_freeze`` runs inside the caller's transaction and under the fence:
 it reads only metadata (paths, kinds, sizes, digests) and writes one pin row.
+``snapshot_freeze_every_edit`` is the whole freeze of a capture: its own short transaction under the fence,
+in which the documents' keeper (``workspace.documents``) first writes every accepted edit into the rows.
 ``snapshot_contents`` runs after the caller has committed and left the fence.
 """
 
@@ -14,6 +16,7 @@ from datetime import datetime, timedelta
 from django.db import connection, transaction
 from django.utils import timezone
 
+from workspace import documents
 from workspace.exceptions import WorkspaceError
 from workspace.models import FileKind, ProjectFile, SnapshotPin, TextContent
 from workspace.services.content import fence_enter
@@ -79,6 +82,15 @@ def snapshot_freeze(*, project_id: uuid.UUID, pin_ttl: timedelta = DEFAULT_PIN_T
         pin_id=pin.pk,
         files=files,
     )
+
+
+def snapshot_freeze_every_edit(*, project_id: uuid.UUID) -> FrozenSnapshot:
+    """Freeze the project with each text document as every edit its keeper accepted left it: one transaction
+    holding the fence, so no edit is accepted between the projection and the freeze. Raises ``ProjectNotFound``."""
+    with transaction.atomic():
+        fence_enter(project_id)
+        documents.projections_pending(project_id=project_id)
+        return snapshot_freeze(project_id=project_id)
 
 
 def snapshot_contents(snapshot: FrozenSnapshot) -> Iterator[tuple[FrozenFile, bytes]]:

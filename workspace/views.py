@@ -10,10 +10,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from access import facade as access
-from config.errors import NotFound, QuireError
-from config.http.body_limits import body_limit
-from config.http.errors import error_body
-from config.http.ui import back_to, form_action
+from foundation.errors import NotFound, QuireError
+from foundation.http.body_limits import body_limit
+from foundation.http.errors import error_body
+from foundation.http.ui import back_to, form_action
 from workspace import limits, selectors, services, tabs
 from workspace.archives import max_archive_bytes
 from workspace.downloads import file_response

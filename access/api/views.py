@@ -8,7 +8,7 @@ from rest_framework.views import APIView
 from access import selectors, services
 from access.api.serializers import MemberOutputSerializer, MemberSetInputSerializer
 from access.models import Permission
-from config.http.openapi import ERROR_RESPONSES, error
+from foundation.http.openapi import ERROR_RESPONSES, error
 
 
 class MemberListApi(APIView):

@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from access import facade as access
 from collaboration.services import comments
-from config.http.openapi import ERROR_RESPONSES
+from foundation.http.openapi import ERROR_RESPONSES
 
 
 def _body(request) -> dict:

@@ -9,10 +9,10 @@ from rest_framework.views import APIView
 
 from collaboration import services
 from collaboration.exceptions import UpdateTooLarge
-from config.http.bodies import raw_body
-from config.http.body_limits import body_limit
-from config.http.openapi import ERROR_RESPONSES, error
-from config.http.parsers import RawBodyParser
+from foundation.http.bodies import raw_body
+from foundation.http.body_limits import body_limit
+from foundation.http.openapi import ERROR_RESPONSES, error
+from foundation.http.parsers import RawBodyParser
 
 YJS_MEDIA_TYPES = ("application/octet-stream",)
 

@@ -11,7 +11,8 @@ import json
 import ssl
 from dataclasses import dataclass, field
 
-from pycrdt import Doc, Text
+from pycrdt import Doc, Text, create_awareness_message, create_sync_message, create_update_message
+from pycrdt._sync import create_sync_step2_message  # not re-exported by pycrdt
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
@@ -66,7 +67,7 @@ class LiveClient:
         )
         self._reader = asyncio.get_running_loop().create_task(self._read())
         # A server that accepts and closes at once (a connection limit) is recorded by the reader as closed.
-        await self._send_quietly(protocol.sync_step1(self.doc.get_state()))
+        await self._send_quietly(create_sync_message(self.doc))
         return self
 
     async def close(self) -> None:
@@ -91,12 +92,12 @@ class LiveClient:
 
     def announce(self, client_clock: int, state: dict | None) -> asyncio.Future:
         entry = protocol.AwarenessEntry(self.doc.client_id, client_clock, json.dumps(state))
-        return self.send(protocol.awareness(protocol.awareness_update([entry])))
+        return self.send(create_awareness_message(protocol.awareness_update([entry])))
 
     def _on_local_change(self, event) -> None:
         if getattr(self, "_applying_remote", False) or self._socket is None:
             return
-        asyncio.get_running_loop().create_task(self._send_quietly(protocol.sync_update(event.update)))
+        asyncio.get_running_loop().create_task(self._send_quietly(create_update_message(event.update)))
 
     async def _send_quietly(self, frame: bytes) -> None:
         with contextlib.suppress(ConnectionClosed):
@@ -143,7 +144,7 @@ class LiveClient:
         if kind == MessageType.SYNC:
             step, payload = frame[1], _payload(frame, 2)
             if step == SyncStep.STEP1:
-                await self.send(protocol.sync_step2(self.doc.get_update(payload)))
+                await self.send(create_sync_step2_message(self.doc.get_update(payload)))
                 return
             self._applying_remote = True
             try:

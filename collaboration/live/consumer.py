@@ -15,6 +15,7 @@ import uuid
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from pycrdt._sync import create_sync_step1_message, create_sync_step2_message  # not re-exported by pycrdt
 
 from collaboration import services
 from collaboration.exceptions import LiveDocumentNotFound, TooManyConnections
@@ -88,7 +89,7 @@ class DocumentConsumer(AsyncWebsocketConsumer):
         except LiveDocumentNotFound:
             self.close_with(CloseCode.GONE, "The document was deleted.")
             return
-        self.enqueue(protocol.sync_step1(state_vector))
+        self.enqueue(create_sync_step1_message(state_vector))
         if not self.may_edit:
             self.enqueue(protocol.refused("read_only", "You can read this document but not change it."))
         if (presences := self.document.presences_frame()) is not None:
@@ -143,7 +144,7 @@ class DocumentConsumer(AsyncWebsocketConsumer):
             return
         except ValueError as exc:  # the state vector does not decode
             raise MalformedMessage("The state vector does not decode.") from exc
-        self.enqueue(protocol.sync_step2(update))
+        self.enqueue(create_sync_step2_message(update))
 
     async def _announce(self, entries) -> None:
         sanitized = []

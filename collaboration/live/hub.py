@@ -19,7 +19,7 @@ from collections import deque
 
 from channels.layers import get_channel_layer
 from django.conf import settings
-from pycrdt import merge_updates
+from pycrdt import create_awareness_message, create_update_message, merge_updates
 
 from collaboration import services
 from collaboration.exceptions import LiveDocumentNotFound
@@ -119,7 +119,7 @@ class LiveDocument:
         if stored.stored is not None:
             stored_rows = stored.last_seq - stored.stored_from + 1
             by_one = len(authors) == 1 and stored_rows == sum(v.outcome == Outcome.STORED for v in stored.verdicts)
-            self.broadcast(protocol.sync_update(stored.stored), except_socket=next(iter(authors)) if by_one else None)
+            self.broadcast(create_update_message(stored.stored), except_socket=next(iter(authors)) if by_one else None)
             self.outgoing.stored(stored.stored, stored.stored_from, stored.last_seq)
             self._projection_schedule()
         acknowledgement = protocol.acknowledged(stored.state_vector)
@@ -128,7 +128,7 @@ class LiveDocument:
 
     def stored_elsewhere(self, update: bytes, stored_from: int, last_seq: int) -> None:
         """Updates another process (or a request in this one) stored: send them to this process's sockets."""
-        self.broadcast(protocol.sync_update(update))
+        self.broadcast(create_update_message(update))
         advance = database.run(
             self.file_id, _cache_advance, file_id=self.file_id, update=update, seq_from=stored_from, seq_to=last_seq
         )
@@ -145,14 +145,14 @@ class LiveDocument:
         applied = self.presences.apply(entries, owner=origin)
         if not applied:
             return
-        frame = protocol.awareness(protocol.awareness_update(applied))
+        frame = create_awareness_message(protocol.awareness_update(applied))
         self.broadcast(frame, except_socket=None if to_self else origin)
         if origin is not None:
             self.outgoing.presences(applied)
 
     def presences_frame(self, *, owned_here_only: bool = False) -> bytes | None:
         entries = self.presences.current(owned_here_only=owned_here_only)
-        return protocol.awareness(protocol.awareness_update(entries)) if entries else None
+        return create_awareness_message(protocol.awareness_update(entries)) if entries else None
 
     # --- projection and access ------------------------------------------------------------------------
 

@@ -10,12 +10,18 @@ awareness) are y-websocket's (``y-protocols``); Quire adds:
   closes the socket for a refused update or frame, and on its own (``code`` = ``read_only``) when the
   author's role no longer allows editing.
 
-Parsing is strict: a frame that does not decode exactly (trailing bytes included) is malformed.
+y-websocket's messages are written by pycrdt's encoder (``pycrdt._sync``), Quire's two with its numbers and
+length-prefixed fields. Parsing is Quire's own, and strict: a frame that does not decode exactly (trailing bytes
+included) is malformed. pycrdt's ``Decoder`` reads a field that runs past the end of the frame as a shorter one
+and ignores trailing bytes (``tests/collaboration/live/test_protocol_wire.py`` shows it): a truncated or padded
+frame would pass for a message.
 """
 
 import json
 from dataclasses import dataclass
 from enum import IntEnum
+
+from pycrdt import write_message, write_var_uint
 
 
 class MessageType(IntEnum):
@@ -99,21 +105,12 @@ class Reader:
             raise MalformedMessage("The frame has bytes after its message.")
 
 
-def var_uint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append(0x80 | (value & 0x7F))
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def var_bytes(value: bytes) -> bytes:
-    return var_uint(len(value)) + value
+var_uint = write_var_uint  # the name collaboration.anchors writes its numbers with
 
 
 def var_string(value: str) -> bytes:
-    return var_bytes(value.encode("utf-8"))
+    # Not pycrdt's ``Encoder.write_var_string``: it prefixes the length in characters, not in UTF-8 bytes.
+    return write_message(value.encode("utf-8"))
 
 
 def message_parse(frame: bytes) -> ClientMessage:
@@ -135,28 +132,12 @@ def message_parse(frame: bytes) -> ClientMessage:
     return message
 
 
-def sync_step1(state_vector: bytes) -> bytes:
-    return var_uint(MessageType.SYNC) + var_uint(SyncStep.STEP1) + var_bytes(state_vector)
-
-
-def sync_step2(update: bytes) -> bytes:
-    return var_uint(MessageType.SYNC) + var_uint(SyncStep.STEP2) + var_bytes(update)
-
-
-def sync_update(update: bytes) -> bytes:
-    return var_uint(MessageType.SYNC) + var_uint(SyncStep.UPDATE) + var_bytes(update)
-
-
-def awareness(update: bytes) -> bytes:
-    return var_uint(MessageType.AWARENESS) + var_bytes(update)
-
-
 def acknowledged(state_vector: bytes) -> bytes:
-    return var_uint(MessageType.ACKNOWLEDGED) + var_bytes(state_vector)
+    return write_var_uint(MessageType.ACKNOWLEDGED) + write_message(state_vector)
 
 
 def refused(code: str, message: str) -> bytes:
-    return var_uint(MessageType.REFUSED) + var_string(json.dumps({"code": code, "message": message}))
+    return write_var_uint(MessageType.REFUSED) + var_string(json.dumps({"code": code, "message": message}))
 
 
 # --- awareness updates: var-uint count, then per client: var-uint id, var-uint clock, var-string JSON state ---
@@ -181,9 +162,10 @@ def awareness_entries(update: bytes) -> list[AwarenessEntry]:
 
 def awareness_update(entries: list[AwarenessEntry]) -> bytes:
     body = b"".join(
-        var_uint(entry.client_id) + var_uint(entry.clock) + var_string(entry.state_json) for entry in entries
+        write_var_uint(entry.client_id) + write_var_uint(entry.clock) + var_string(entry.state_json)
+        for entry in entries
     )
-    return var_uint(len(entries)) + body
+    return write_var_uint(len(entries)) + body
 
 
 SIGNED_OUT_MESSAGE = "You were signed out; sign in again to keep working."

@@ -3,7 +3,7 @@
 from django.urls import path
 
 from collaboration.live.consumer import DocumentConsumer
-from collaboration.live.project_events import ProjectEventsConsumer
+from collaboration.live.project_consumer import ProjectEventsConsumer
 
 websocket_urlpatterns = [
     path("ws/projects/<uuid:project_id>/documents/<int:file_id>", DocumentConsumer.as_asgi()),

@@ -17,8 +17,8 @@ from django.conf import settings
 from django.db import transaction
 
 from access import facade as access
+from collaboration import signals
 from collaboration.exceptions import DocumentTooLarge, InvalidUpdate, UpdateTooLarge
-from collaboration.live import relay
 from collaboration.log import documents
 from collaboration.models import UpdateOrigin
 from collaboration.services.opened import OpenedDocument, document_open
@@ -69,7 +69,7 @@ def update_accept_and_project(*, actor_id: int, project_id: uuid.UUID, path: str
         opened.store()
         opened.project()
         batch = opened.batch([verdict], projected=True)
-        relay.stored_after_commit(project_id=project_id, file_id=document.file_id, batch=batch)
+        signals.update_stored_send(project_id=project_id, file_id=document.file_id, batch=batch)
     opened.keep()
     return batch
 

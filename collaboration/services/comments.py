@@ -14,9 +14,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from access import facade as access
+from collaboration import signals
 from collaboration.anchors import Anchor, anchor_make, anchors_resolve
 from collaboration.exceptions import CommentNotFound, InvalidComment, InvalidRange
-from collaboration.live import relay
 from collaboration.log import document_read_latest, documents
 from collaboration.models import Comment, CommentThread
 from collaboration.services.opened import document_open
@@ -46,7 +46,7 @@ def thread_start(*, actor_id: int, project_id: uuid.UUID, path: str, start, end,
         opened = document_open(project_id=project_id, file_id=file_id)
         opened.store()  # a due reconciliation first: the anchor must name characters the log holds
         if opened.stored() is not None:
-            relay.stored_after_commit(project_id=project_id, file_id=file_id, batch=opened.batch([]))
+            signals.update_stored_send(project_id=project_id, file_id=file_id, batch=opened.batch([]))
         content = doc_text(opened.doc)
         if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(content)):
             raise InvalidRange(details={"length": len(content)})
@@ -178,4 +178,4 @@ def _comment_locked(project_id: uuid.UUID, thread_id: uuid.UUID, reply_id: uuid.
 
 
 def _told_after_commit(project_id: uuid.UUID) -> None:
-    transaction.on_commit(lambda: relay.project_changed(project_id=project_id, what=COMMENTS))
+    signals.project_changed_on_commit(project_id=project_id, what=COMMENTS)

@@ -2,8 +2,9 @@
 
 Live editing stores keystrokes in the log and projects a moment after typing pauses (the server process
 holding the editors asks, ``projection_flush``); the maintenance loop projects any document left behind
-by a process that died (``projections_overdue_flush``); a capture projects whatever is still pending under
-its own fence (``projection_pending``), so a build always sees every update accepted before it.
+by a process that died (``projections_overdue_flush``); a capture's freeze in Workspace has its keeper
+(``collaboration/keeper.py``) project whatever is still pending under the fence (``projection_pending``), so a
+build always sees every update accepted before it.
 """
 
 import uuid
@@ -13,8 +14,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from collaboration import signals
 from collaboration.exceptions import LiveDocumentNotFound
-from collaboration.live import relay
 from collaboration.log import log_doc
 from collaboration.models import DocumentLog
 from collaboration.services.opened import OpenedDocument, document_open
@@ -37,7 +38,7 @@ def projection_flush(*, project_id: uuid.UUID, file_id: int) -> bool:
 
 
 def projection_pending(*, project_id: uuid.UUID) -> int:
-    """Inside the capture transaction (its fence held): project every document with updates not yet in
+    """Inside the caller's transaction, the fence held: project every document with updates not yet in
     Workspace's row. Returns how many needed it."""
     lagging = DocumentLog.objects.filter(project_id=project_id, projected_seq__lt=F("last_seq"))
     count = 0
@@ -55,7 +56,7 @@ def _store_and_project(opened: OpenedDocument) -> None:
     """Store a reconciliation if one was due (live editors receive it after commit), then project."""
     opened.store()
     if opened.stored() is not None:
-        relay.stored_after_commit(
+        signals.update_stored_send(
             project_id=opened.project_id,
             file_id=opened.log.file_id,
             batch=opened.batch([]),

@@ -10,7 +10,7 @@ import uuid
 from django.db import transaction
 
 from access import facade as access
-from collaboration.live import relay
+from collaboration import signals
 from collaboration.models import UpdateOrigin
 from collaboration.services.opened import document_open
 from collaboration.services.outcomes import BatchStored, Outcome, Verdict
@@ -46,6 +46,6 @@ def text_edit_within(
     opened.project()
     verdict = Verdict(Outcome.STORED if update is not None else Outcome.CONTAINED)
     batch = opened.batch([verdict], projected=True)
-    relay.stored_after_commit(project_id=project_id, file_id=file_id, batch=batch)
+    signals.update_stored_send(project_id=project_id, file_id=file_id, batch=batch)
     transaction.on_commit(opened.keep)
     return batch

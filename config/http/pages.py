@@ -10,7 +10,7 @@ import sys
 
 from django.shortcuts import render
 
-from config.http.errors import database_unavailable_response, database_unreachable, json_error_response
+from foundation.http.errors import database_unavailable_response, database_unreachable, json_error_response
 
 API_PREFIXES = ("/v1/", "/internal/")
 
@@ -25,7 +25,7 @@ def not_found(request, exception=None):
     return render(request, "404.html", status=404)
 
 
-RETRY_AFTER_SECONDS = 5  # a page refreshes itself after this; the API's own 503 (config/http/errors.py) says 1
+RETRY_AFTER_SECONDS = 5  # a page refreshes itself after this; the API's own 503 (foundation/http/errors.py) says 1
 
 
 def server_error(request):

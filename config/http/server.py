@@ -14,9 +14,9 @@ import logging
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn_worker import UvicornWorker
 
-from config.env import env
 from config.http.access_log import PollsAtDebug
 from config.http.middleware import MAX_HEADER_BYTES
+from foundation.env import env
 
 HEADER_BLOCK_BYTES = 4 * MAX_HEADER_BYTES
 # A WebSocket message past this is refused by uvicorn itself (close code 1009); below it, the live editor's

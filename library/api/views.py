@@ -7,12 +7,12 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.http.bodies import raw_body
-from config.http.body_limits import body_limit
-from config.http.openapi import ERROR_RESPONSES, error
-from config.http.parsers import RawBodyParser
-from config.http.preconditions import IfMatchInvalid, if_match_number
-from config.http.ranges import ranged_download
+from foundation.http.bodies import raw_body
+from foundation.http.body_limits import body_limit
+from foundation.http.openapi import ERROR_RESPONSES, error
+from foundation.http.parsers import RawBodyParser
+from foundation.http.preconditions import IfMatchInvalid, if_match_number
+from foundation.http.ranges import ranged_download
 from library import selectors
 from library.api.serializers import (
     LibraryAcceptedSerializer,

@@ -40,7 +40,7 @@ class NewVersion:
 
 def title_clean(title: str | None) -> str | None:
     """A title on one line, without characters that do not print (NUL, bidi overrides, zero-width ones):
-    metadata, so they are dropped rather than refused (config/text_rules.py)."""
+    metadata, so they are dropped rather than refused (foundation/text_rules.py)."""
     printable = "".join(char if char.isprintable() else " " * char.isspace() for char in title or "")
     cleaned = " ".join(printable.split())[:MAX_TITLE_LENGTH]
     return cleaned or None

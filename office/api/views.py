@@ -7,7 +7,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
-from config.http.openapi import ERROR_RESPONSES, error
+from foundation.http.openapi import ERROR_RESPONSES, error
 from office import services
 from office.api.asyncapi import AsyncApiView
 from office.api.serializers import InspectionOutputSerializer

@@ -12,7 +12,7 @@ from django.contrib import admin, messages
 from django.db import transaction
 from django.template.response import TemplateResponse
 
-from config.errors import QuireError
+from foundation.errors import QuireError
 from operators import facade as operators
 from processing.models import JobState
 from processing.models.jobs import TERMINAL_STATES

@@ -19,7 +19,7 @@ from processing.admin.bulk import cancel_selection, retry_selection
 from processing.admin.filters import FailureClassFilter, OperationFilter
 from processing.admin.overview import overview_urls
 from processing.admin.read_only import ReadOnlyAdmin, ReadOnlyInline, blob_link, job_link
-from processing.durations import duration_words
+from processing.kernel.durations import duration_words
 from processing.models import JobState, ProcessingArtifact, ProcessingAttempt, ProcessingJob
 from processing.models.jobs import ACTIVE_STATES
 from processing.submission.manual_retry import job_is_retryable

@@ -13,9 +13,9 @@ from django.http import HttpResponseBadRequest, HttpResponseNotAllowed, HttpResp
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
-from config.errors import QuireError
+from foundation.errors import QuireError
 from operators import facade as operators
-from processing.clock import db_now
+from processing.kernel.clock import db_now
 from processing.queue.pauses import operation_pause, operation_resume
 from processing.upkeep.alerts import operator_alerts
 from processing.upkeep.charts import WINDOWS, chart_data

@@ -81,12 +81,25 @@ class JobSerializer(serializers.Serializer):
     cancellable = serializers.SerializerMethodField()
     cache_hit = serializers.BooleanField()
     failure = FailureField(source="*")
-    artifacts = ArtifactSerializer(many=True)
+    artifacts = ArtifactSerializer(many=True, source="shown_artifacts")
     result_project_id = serializers.UUIDField(allow_null=True)
     input_profile = serializers.CharField(allow_blank=True)
     processor_contract = serializers.CharField(allow_blank=True)
     retry_of_id = serializers.UUIDField(allow_null=True)
     captured = CapturedField()
+    superseded = serializers.SerializerMethodField(
+        help_text="Cancelled because a newer build of the project by the same requester replaced it in the queue."
+    )
+    start = serializers.SerializerMethodField(
+        help_text="How a succeeded LaTeX build started: warm (from the previous build's auxiliary files), clean, "
+        "or fallback (a warm start built again from scratch); null for other jobs."
+    )
+
+    def get_superseded(self, job) -> bool:
+        return job.state == JobState.CANCELLED and job.failure_code == "superseded"
+
+    def get_start(self, job) -> str | None:
+        return job.build_start or None
 
     def get_requester(self, job) -> str:
         return self.context.get("usernames", {}).get(job.requester_id, "")

@@ -14,12 +14,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from access import facade as access
-from config.http.bodies import raw_body
-from config.http.body_limits import body_limit
-from config.http.openapi import ERROR_RESPONSES, error
-from config.http.parsers import RawBodyParser
-from config.http.ranges import ranged_download
-from processing import capabilities, selectors
+from foundation.http.bodies import raw_body
+from foundation.http.body_limits import body_limit
+from foundation.http.openapi import ERROR_RESPONSES, error
+from foundation.http.parsers import RawBodyParser
+from foundation.http.ranges import ranged_download
+from processing import selectors
 from processing.api.serializers import (
     BuildInputSerializer,
     CapabilitiesSerializer,
@@ -27,9 +27,10 @@ from processing.api.serializers import (
     JobPageSerializer,
     JobSerializer,
 )
-from processing.blobs import BlobWindow
-from processing.configuration import limits
 from processing.exceptions import InvalidOptions
+from processing.kernel import capabilities
+from processing.kernel.blobs import BlobWindow
+from processing.kernel.configuration import limits
 from processing.operations.builds import build_operation_for
 from processing.queue.cancellation import job_cancel
 from processing.queue.wakeups import wakeups

@@ -6,9 +6,9 @@ import io
 
 from access import facade as access
 from processing.finalization.publication import FinalizationRejected, PublicationCondition
+from processing.kernel.transitions import JOB_ROW
 from processing.models import FailureClass, StagedOutput
 from processing.operations import operation_get
-from processing.transitions import JOB_ROW
 
 
 def _contract_violation(code: str, message: str) -> FinalizationRejected:

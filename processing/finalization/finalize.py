@@ -15,19 +15,19 @@ from datetime import timedelta
 
 from django.db import InterfaceError, OperationalError, connection, transaction
 
-from processing.attempt_log import attempt_log
-from processing.clock import db_now
-from processing.configuration import limits
-from processing.delivered import Delivered, delivered_read
 from processing.finalization.publication import FinalizationRejected, Publication
 from processing.finalization.registry import finalizer_for
+from processing.kernel.attempt_log import attempt_log
+from processing.kernel.clock import db_now
+from processing.kernel.configuration import limits
+from processing.kernel.delivered import Delivered, delivered_read
+from processing.kernel.transitions import failure_fields, job_transition
 from processing.models import (
     FailureClass,
     JobState,
     ProcessingAttempt,
     ProcessingJob,
 )
-from processing.transitions import failure_fields, job_transition
 
 logger = logging.getLogger(__name__)
 

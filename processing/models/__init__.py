@@ -1,6 +1,7 @@
 from processing.models.blobs import ProcessingBlob
 from processing.models.checks import InvariantReport
 from processing.models.jobs import (
+    INTERNAL_ARTIFACT_ROLES,
     AttemptState,
     FailureClass,
     IdempotencyReservation,
@@ -25,6 +26,7 @@ from processing.models.workers import (
 )
 
 __all__ = [
+    "INTERNAL_ARTIFACT_ROLES",
     "AttemptState",
     "FailureClass",
     "IdempotencyReservation",

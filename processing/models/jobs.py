@@ -21,6 +21,8 @@ class JobState(models.TextChoices):
 
 
 # Tuples, not sets: their order ends up in migrations and must not vary between runs.
+# Results kept for the machinery, never listed, downloaded or published as the project's output.
+INTERNAL_ARTIFACT_ROLES = ("warm",)
 TERMINAL_STATES = (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED, JobState.EXPIRED)
 ACTIVE_STATES = (JobState.PREPARING, JobState.QUEUED, JobState.RUNNING, JobState.FINALIZING)
 
@@ -76,12 +78,12 @@ class JobQuerySet(models.QuerySet):
         )
 
     def in_partition(self, partition):
-        """Jobs of the partition's operations (processing/partitions.py)."""
+        """Jobs of the partition's operations (processing/kernel/partitions.py)."""
         return self.filter(_in_partition(partition))
 
     def within_running_limits(self, partitions):
         """Jobs whose requester and project run fewer jobs of the job's partition than its limits, as this
-        statement sees it (``partitions``: those of the jobs in question, processing/partitions.py).
+        statement sees it (``partitions``: those of the jobs in question, processing/kernel/partitions.py).
 
         The claim makes this exact under concurrency: it locks the candidates' requesters and projects and
         counts again (processing/queue/claims.py).
@@ -180,6 +182,13 @@ class ProcessingJob(models.Model):
     input_filename = models.CharField(max_length=255, blank=True, default="")
     input_blob = models.ForeignKey(ProcessingBlob, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     input_digest = models.CharField(max_length=64, blank=True, default="")
+    # The auxiliary files of the requester's previous build of the project (a LaTeX build's ``warm`` result),
+    # captured with the job as an input of its own: the build starts from them (processing/submission/warm_start.py).
+    warm_start_blob = models.ForeignKey(
+        ProcessingBlob, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    # How the build that succeeded started: warm, clean, or fallback (a warm start rebuilt from scratch).
+    build_start = models.CharField(max_length=16, blank=True, default="", db_default="")
     # What a project capture froze: {"generation": n, "documents": [[path, version], …]} (text documents only).
     captured = models.JSONField(default=dict, blank=True)
     processor_contract = models.CharField(max_length=255, blank=True, default="")
@@ -289,6 +298,12 @@ class ProcessingJob(models.Model):
 
     def __str__(self) -> str:
         return f"{self.operation} {self.id} ({self.state})"
+
+    @property
+    def shown_artifacts(self) -> list["ProcessingArtifact"]:
+        """The artifacts a person or client sees: not the machinery's own (a build's warm start), which only
+        the project's next build by the same requester reads. Uses a prefetched ``artifacts`` when there is one."""
+        return [artifact for artifact in self.artifacts.all() if artifact.role not in INTERNAL_ARTIFACT_ROLES]
 
     @property
     def is_terminal(self) -> bool:

@@ -5,7 +5,7 @@ project types, result roles with media types and size limits, and whether
 results may be reused. Its Core-owned finalizer is registered by the room that
 owns it (``processing.finalization.registry``). Exposure also needs the
 distribution to allow it and the deployment to name a worker identity for it
-(see ``processing.capabilities``).
+(see ``processing.kernel.capabilities``).
 """
 
 from processing.operations.base import NoOptions, Operation, OptionsError, ResultRole

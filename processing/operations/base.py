@@ -44,13 +44,25 @@ def closed_options_parse(cls, payload: dict[str, Any] | None):
 @dataclass(frozen=True)
 class BuildOptions:
     """A project build's options: ``version`` builds that version of the project's history instead of its
-    current files (a label's "the text sent to the journal"); such a build is never the project's output."""
+    current files (a label's "the text sent to the journal"); such a build is never the project's output.
+    ``clean`` builds from scratch: no warm start and no earlier result reused ("Recompile from scratch").
+    ``supersede`` (the page's "build when I stop typing") ends the requester's builds of the project still
+    waiting in the queue as ``superseded``: the newest text is the one worth building."""
 
     version: int | None = None
+    clean: bool | None = None
+    supersede: bool | None = None
 
     @classmethod
     def parse(cls, payload):
         options = closed_options_parse(cls, payload)
+        for flag in ("clean", "supersede"):
+            if getattr(options, flag) is not None and not isinstance(getattr(options, flag), bool):
+                raise OptionsError(f"Option {flag!r} is true or false.", details={"option": flag})
+        if options.clean is False or options.supersede is False:
+            options = dataclasses.replace(
+                options, clean=options.clean or None, supersede=options.supersede or None
+            )  # false is the default: the same command, the same digest
         version = options.version
         if version is not None and (
             isinstance(version, bool) or not isinstance(version, int) or not 0 < version < 2**62
@@ -90,6 +102,7 @@ class Operation:
     reusable: bool
     endpoint: str  # the idempotency scope of its creation command
     deterministic_input: bool = True
+    warm_starts: bool = False  # its processor starts from the previous build's ``warm`` result
 
     SCOPES: ClassVar[dict[str, str]] = {
         "project_build": "project",

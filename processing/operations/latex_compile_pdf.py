@@ -29,8 +29,11 @@ LATEX_COMPILE_PDF = Operation(
         ResultRole("log", ("text/plain",), 1 * MiB, required=False),
         # Gzipped SyncTeX whose Input: records name project files by their project path.
         ResultRole("synctex", ("application/gzip",), 64 * MiB, required=False),
-        ResultRole("report", ("application/json",), 64 * KiB, required=False),  # {"words", "counted_by"}
+        ResultRole("report", ("application/json",), 64 * KiB, required=False),  # {"words", "counted_by", "start"}
+        # The auxiliary files the next build starts from (processing/submission/warm_start.py); never shown.
+        ResultRole("warm", ("application/gzip",), 20 * MiB, required=False),
     ),
     reusable=True,
+    warm_starts=True,
     endpoint="project-builds",
 )

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from rest_framework import authentication, exceptions
 
-from processing.configuration import WorkerIdentity, deployment
+from processing.kernel.configuration import WorkerIdentity, deployment
 
 
 @dataclass(frozen=True)

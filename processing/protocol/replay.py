@@ -23,10 +23,9 @@ from collections.abc import Callable
 from django.db import connection
 from django.http import HttpResponse
 
-from config.errors import QuireError
-from config.http.asgi_handler import close_after_sending
-from config.http.errors import error_body
-from config.prepared import prepared_cursor
+from foundation.database.prepared import prepared_cursor
+from foundation.errors import QuireError
+from foundation.http.errors import error_body
 from processing.exceptions import ProtocolInvalid, RequestIdReused, RequestInProgress
 from processing.queue.wakeups import wakeups
 
@@ -65,8 +64,8 @@ def replay_run(
     """Run ``handler`` once per (identity, request_id); return its stored response on a retry. ``wait_seconds``:
     how long the handler may wait by design (a long poll), which the hold against duplicates adds.
 
-    The response is stored when the response is closed, which the ASGI handler does after sending it
-    (``close_after_sending``): the client is not kept waiting for the store.
+    The response is stored when the response is closed, which the WSGI server does after its last bytes are
+    handed over: the client is not kept waiting for the store.
     """
     payload = json.loads(raw_payload or b"{}")
     request_id = request_id_of(payload)
@@ -90,7 +89,7 @@ def replay_run(
         _end(identity, request_id, None)
         raise
     response._resource_closers.append(lambda: _end_logged(identity, request_id, to_store))
-    return close_after_sending(response)
+    return response
 
 
 def _answered(handler) -> tuple[HttpResponse, tuple[int, bytes] | None]:

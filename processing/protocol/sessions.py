@@ -8,12 +8,12 @@ from typing import NamedTuple
 from django.db import transaction
 
 import quire_wire
-from config.prepared import prepared_cursor
-from processing.clock import db_now
-from processing.configuration import WorkerIdentity, limits
+from foundation.database.prepared import prepared_cursor
 from processing.exceptions import ProcessorOutOfScope, ProtocolInvalid, SessionGone, SessionNotFound
+from processing.kernel.clock import db_now
+from processing.kernel.configuration import WorkerIdentity, limits
+from processing.kernel.notify import queue_notify
 from processing.models import SessionState, WorkerProcessor, WorkerSession
-from processing.notify import queue_notify
 from processing.operations import REGISTRY
 
 PROTOCOL_VERSION = quire_wire.PROTOCOL_VERSION

@@ -12,9 +12,10 @@ import uuid
 from dataclasses import dataclass
 
 import quire_wire
-from config.prepared import prepared_cursor
-from processing.configuration import limits
+from foundation.database.prepared import prepared_cursor
 from processing.exceptions import ClaimLost, OutputRejected, TicketInvalid
+from processing.kernel.configuration import limits
+from processing.kernel.transfers import IssuedTicket, ticket_secret_new
 from processing.protocol.sessions import claim_holder
 from processing.queue.leases import CLAIM_CURRENT_SQL
 from processing.queue.staging import (
@@ -25,7 +26,6 @@ from processing.queue.staging import (
     role_limits_all,
     staging_sql,
 )
-from processing.transfers import IssuedTicket, ticket_secret_new
 
 # Issued in one statement, fenced as staging is (the claim current, its operation's role taking the media
 # type and size) and to the identity whose session holds the claim; the ticket's limit is that role's.

@@ -22,6 +22,7 @@ urlpatterns = [
     path("sessions/<uuid:session_id>/cancellations", views.CancellationsApi.as_view()),
     path("claims/<uuid:claim_id>/heartbeat", views.ClaimHeartbeatApi.as_view()),
     path("claims/<uuid:claim_id>/uploads", views.UploadTicketApi.as_view()),
+    path("claims/<uuid:claim_id>/warm-start", views.WarmStartApi.as_view()),
     path("claims/<uuid:claim_id>/failure", views.ClaimFailureApi.as_view()),
     path("claims/<uuid:claim_id>/release", views.ClaimReleaseApi.as_view()),
     path("claims/<uuid:claim_id>/delivery", views.DeliveryApi.as_view()),

@@ -14,13 +14,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import quire_wire
-from config.http.bodies import raw_body
-from config.http.body_limits import body_limit
-from config.http.openapi import error
-from config.http.parsers import RawBodyParser, loads_strict
-from processing.configuration import limits
-from processing.exceptions import ClaimLost, OffersInvalid, ProtocolInvalid
+from foundation.http.bodies import raw_body
+from foundation.http.body_limits import body_limit
+from foundation.http.openapi import error
+from foundation.http.parsers import RawBodyParser, loads_strict
+from processing.exceptions import ClaimLost, OffersInvalid, ProtocolInvalid, WarmStartNotFound
 from processing.finalization.finalize import job_finalize
+from processing.kernel.blobs import blob_read
+from processing.kernel.configuration import limits
+from processing.kernel.transfers import IssuedTicket
 from processing.operations import operation_get
 from processing.protocol import serializers as s
 from processing.protocol import tickets
@@ -39,7 +41,7 @@ from processing.queue.cancellation import cancellations_awaited
 from processing.queue.claims import Claim, claims_acquire
 from processing.queue.delivery import AlreadyDelivered, Diagnostics, attempt_fail, attempt_release, delivery_accept_held
 from processing.queue.wakeups import wakeups
-from processing.transfers import IssuedTicket
+from processing.submission.warm_start import warm_start_offered
 
 PREFIX = quire_wire.PROTOCOL_PREFIX
 SECRET_HEADER = quire_wire.TRANSFER_SECRET_HEADER
@@ -205,7 +207,16 @@ def _claim_body(claim: Claim) -> dict:
             "download": _ticket_body(issued),
         },
         "uploads": {role: _ticket_body(ticket) for role, ticket in claim.uploads.items()},
+        **_warm_start_body(claim, operation),
     }
+
+
+def _warm_start_body(claim: Claim, operation) -> dict:
+    """A LaTeX build's warm start, fetched from ``claims/{id}/warm-start`` and checked against this digest."""
+    offered = warm_start_offered(claim.job_id) if operation.warm_starts else None
+    if offered is None:
+        return {}
+    return {"warm_start": {"sha256": offered.sha256, "size": offered.size}}
 
 
 class AcquireApi(WorkerApi):
@@ -376,6 +387,23 @@ UPLOAD_DECLARATION_PARAMETERS = [
                               (quire_wire.SHA256_HEADER, "The body's SHA-256, hex."),
                               (quire_wire.FILENAME_HEADER, "The output's filename, percent-encoded UTF-8."))
 ]  # fmt: skip
+
+
+class WarmStartApi(WorkerApi):
+    @extend_schema(
+        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, 409: error("`claim_lost`.")},
+        description="The claim's warm start (the auxiliary files of the requester's previous build of the "
+        "project), when its claim offered one; 404 `warm_start_not_found` when it has none.",
+    )
+    def get(self, request, claim_id: uuid.UUID):
+        holder = self.claim_of(request, claim_id)
+        offered = warm_start_offered(holder.job_id)
+        if offered is None:
+            raise WarmStartNotFound()
+        data = blob_read(offered.blob_id)
+        return HttpResponse(
+            data, content_type="application/octet-stream", headers={quire_wire.SHA256_HEADER: offered.sha256}
+        )
 
 
 @body_limit(lambda: limits().artifact_bytes)

@@ -10,14 +10,14 @@ import uuid
 
 from django.db import connection, transaction
 
-from config.prepared import prepared_cursor
-from processing.configuration import WorkerIdentity
+from foundation.database.prepared import prepared_cursor
 from processing.exceptions import SessionGone, SessionNotFound
+from processing.kernel.configuration import WorkerIdentity
+from processing.kernel.transitions import job_transition
 from processing.models import JobState, ProcessingJob, SessionState
 from processing.queue.leases import CLAIM_CURRENT_SQL
 from processing.queue.wakeups import CANCELLATION_CHANNEL, wakeups
 from processing.selectors import job_visible
-from processing.transitions import job_transition
 
 
 def job_cancel(*, actor_id: int, job_id) -> ProcessingJob:

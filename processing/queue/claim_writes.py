@@ -14,11 +14,11 @@ from django.db.models import Count, F, OuterRef, Subquery
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce, Now
 
-from config.prepared import PreparedQuery, prepared_cursor, statements_connection
-from processing.configuration import deployment
+from foundation.database.prepared import PreparedQuery, prepared_cursor, statements_connection
+from processing.kernel.configuration import deployment
+from processing.kernel.transfers import IssuedTicket, ticket_secret_new
 from processing.models import AttemptState, ProcessingAttempt, ProcessingJob, TransferKind, WorkerProcessor
 from processing.operations import operation_get
-from processing.transfers import IssuedTicket, ticket_secret_new
 
 
 @dataclass(frozen=True)

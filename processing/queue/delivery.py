@@ -15,16 +15,16 @@ from typing import NamedTuple, NoReturn
 
 from django.db import transaction
 
-from config.prepared import prepared_cursor
-from processing.attempt_log import attempt_log
-from processing.configuration import limits
-from processing.delivered import Delivered, delivered_columns, delivered_from_rows
+from foundation.database.prepared import prepared_cursor
 from processing.exceptions import ClaimLost, JobCancelled, OffersInvalid, OutputRejected
+from processing.kernel.attempt_log import attempt_log
+from processing.kernel.configuration import limits
+from processing.kernel.delivered import Delivered, delivered_columns, delivered_from_rows
+from processing.kernel.transitions import job_transition
 from processing.models import AttemptState, FailureClass, JobState, Phase
 from processing.operations import REGISTRY
 from processing.queue.fair_share import attempt_yielded, yield_is_wanted
 from processing.queue.leases import attempt_current, attempt_end, attempt_failed
-from processing.transitions import job_transition
 
 logger = logging.getLogger(__name__)
 
@@ -174,7 +174,7 @@ def attempt_release(*, claim_id: uuid.UUID) -> str:
                 phase=Phase.WAITING_FOR_WORKER,
                 deadline_at=now + timedelta(seconds=limits().queue_wait_seconds),  # a fresh wait, as after a retry
             )
-            from processing.notify import queue_notify
+            from processing.kernel.notify import queue_notify
 
             queue_notify(job.operation)
         return type(job).objects.values_list("state", flat=True).get(pk=job.pk)

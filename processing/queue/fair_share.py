@@ -18,12 +18,12 @@ from datetime import timedelta
 
 from django.db import connection
 
-from processing.attempt_log import attempt_log
-from processing.configuration import limits
+from processing.kernel.attempt_log import attempt_log
+from processing.kernel.configuration import limits
+from processing.kernel.transitions import job_transition
 from processing.models import AttemptState, JobState, Phase, ProcessingAttempt
 from processing.queue.leases import attempt_end
 from processing.queue.wakeups import CANCELLATION_CHANNEL
-from processing.transitions import job_transition
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ def attempt_yielded(attempt: ProcessingAttempt, now) -> None:
         phase=Phase.WAITING_FOR_WORKER,
         deadline_at=now + timedelta(seconds=limits().queue_wait_seconds),
     )
-    from processing.notify import queue_notify
+    from processing.kernel.notify import queue_notify
 
     queue_notify(attempt.operation)
 

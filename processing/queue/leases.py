@@ -15,10 +15,10 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.db.models import Subquery
 
-from processing.attempt_log import attempt_log
-from processing.clock import TRANSACTION_NOW
-from processing.configuration import limits
 from processing.exceptions import ClaimLost
+from processing.kernel.attempt_log import attempt_log
+from processing.kernel.clock import TRANSACTION_NOW
+from processing.kernel.configuration import limits
 from processing.models import AttemptState, FailureClass, JobState, Phase, ProcessingAttempt, ProcessingJob
 from processing.queue.retry_policy import job_after_attempt
 

@@ -12,10 +12,10 @@ from django.db import transaction
 from django.db.models import F
 
 from operators import facade as operators
-from processing.clock import db_now
 from processing.exceptions import OperationUnknown
+from processing.kernel.clock import db_now
+from processing.kernel.notify import queue_notify
 from processing.models import JobState, OperationPause, ProcessingJob
-from processing.notify import queue_notify
 from processing.operations import operation_get
 
 

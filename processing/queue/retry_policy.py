@@ -10,9 +10,9 @@ never reopens a terminal job: every move is a guarded transition.
 import random
 from datetime import datetime, timedelta
 
-from processing.configuration import Limits
+from processing.kernel.configuration import Limits
+from processing.kernel.transitions import failure_fields, job_transition
 from processing.models import AttemptState, FailureClass, JobState, Phase, ProcessingJob
-from processing.transitions import failure_fields, job_transition
 
 RETRYABLE = {FailureClass.TRANSIENT_INFRASTRUCTURE, FailureClass.WORKER_INTERRUPTED}
 
@@ -43,7 +43,7 @@ def job_after_attempt(job: ProcessingJob, *, failure_class: str, code: str, mess
             next_attempt_at=now + timedelta(seconds=delay) if delay else None,
             deadline_at=now + timedelta(seconds=limit.queue_wait_seconds),
         )
-        from processing.notify import queue_notify
+        from processing.kernel.notify import queue_notify
 
         queue_notify(job.operation)
         return

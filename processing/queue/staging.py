@@ -6,9 +6,9 @@ import uuid
 from functools import lru_cache
 from typing import NoReturn
 
-from config.prepared import prepared_cursor
-from processing.configuration import limits
+from foundation.database.prepared import prepared_cursor
 from processing.exceptions import OutputRejected
+from processing.kernel.configuration import limits
 from processing.models import StagedOutput
 from processing.operations import REGISTRY, operation_get
 from processing.queue.leases import CLAIM_CURRENT_SQL, attempt_current

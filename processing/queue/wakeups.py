@@ -21,8 +21,8 @@ from contextlib import AbstractContextManager, contextmanager
 
 import psycopg
 
-from config.direct_database import direct_connection_params
-from processing.notify import QUEUE_CHANNEL
+from foundation.database.direct import direct_connection_params
+from processing.kernel.notify import QUEUE_CHANNEL
 
 logger = logging.getLogger(__name__)
 

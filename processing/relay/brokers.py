@@ -19,7 +19,7 @@ from typing import Protocol
 
 from django.conf import settings
 
-from config.direct_database import psycopg_params
+from foundation.database.direct import psycopg_params
 
 logger = logging.getLogger(__name__)
 

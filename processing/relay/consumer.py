@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from config.direct_database import direct_connection_params
+from foundation.database.direct import direct_connection_params
 from processing.relay.brokers import CONNECT_TIMEOUT_SECONDS, amqp_topology_declare, is_amqp
 
 

@@ -25,8 +25,8 @@ from django.conf import settings
 from django.db import connection, transaction
 from prometheus_client import Counter
 
-from config.direct_database import direct_connection_params
-from processing.outbox import WAKEUP_CHANNEL
+from foundation.database.direct import direct_connection_params
+from processing.kernel.outbox import WAKEUP_CHANNEL
 from processing.relay.brokers import Broker, EventMessage, message_body
 
 logger = logging.getLogger(__name__)

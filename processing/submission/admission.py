@@ -1,15 +1,16 @@
 """Admission limits, checked inside the reservation transaction.
 
-Per-requester and per-project counts of active jobs are kept per partition (processing/partitions.py: builds
+Per-requester and per-project counts of active jobs are kept per partition (processing/kernel/partitions.py: builds
 and library indexing do not share a quota) and made exact by transaction-scoped advisory locks (taken in that
 order); the global queue limit is a bounded count.
 """
 
 from django.db import connection
+from django.db.models import Q
 
-from processing.advisory import advisory_key
-from processing.configuration import Limits, deployment
 from processing.exceptions import QueueFull, TooManyActiveJobs
+from processing.kernel.advisory import advisory_key
+from processing.kernel.configuration import Limits, deployment
 from processing.models import JobState, ProcessingJob
 
 
@@ -22,15 +23,26 @@ def _count_reaches(queryset, limit: int) -> bool:
     return queryset.values("pk")[:limit].count() >= limit
 
 
-def admission_check(*, requester_id: int, project_id, limits: Limits, operation: str) -> None:
-    """Raise QueueFull (503) or TooManyActiveJobs (429) with Retry-After; joins the caller's transaction."""
+def admission_check(
+    *, requester_id: int, project_id, limits: Limits, operation: str, superseding: bool = False
+) -> None:
+    """Raise QueueFull (503) or TooManyActiveJobs (429) with Retry-After; joins the caller's transaction.
+
+    ``superseding``: the command replaces the requester's queued jobs of this project and operation, so they are
+    not counted against it (they end as ``superseded`` once it is accepted)."""
     _lock("requester", requester_id)
     if project_id is not None:
         _lock("project", project_id)
-    if _count_reaches(ProcessingJob.objects.filter(state=JobState.QUEUED), limits.queued_jobs_global):
+    replaced = Q(state=JobState.QUEUED, requester_id=requester_id, project_id=project_id, operation=operation)
+    queued = ProcessingJob.objects.filter(state=JobState.QUEUED)
+    if superseding:
+        queued = queued.exclude(replaced)
+    if _count_reaches(queued, limits.queued_jobs_global):
         raise QueueFull(headers={"Retry-After": "30"}, details={"limit": limits.queued_jobs_global})
     partition = deployment().partition_of(operation)
     active = ProcessingJob.objects.active().in_partition(partition)
+    if superseding:
+        active = active.exclude(replaced)
     if _count_reaches(active.filter(requester_id=requester_id), partition.active_jobs_per_requester):
         raise TooManyActiveJobs(
             "You already have the most active jobs allowed; retry when some finish.",

@@ -1,18 +1,16 @@
-"""Capture (docs/architecture.md §9): freeze under the fence, then build the bundle outside it.
+"""Capture (docs/architecture.md §9): Workspace freezes the project under its fence, then the bundle is built
+outside it.
 
-Lock order: the project fence (Workspace's project row) is the only lock held,
-and only for the freeze transaction, which reads metadata and writes one pin.
-Reading bytes, building and hashing the archive all happen after commit.
+Lock order: the project fence (Workspace's project row) is the only lock held, and only for Workspace's freeze
+transaction, in which its documents' keeper (Collaboration) writes every accepted edit into the rows before the
+freeze reads metadata and writes one pin. Reading bytes, building and hashing the archive all happen after commit.
 """
 
 import time
 import uuid
 from dataclasses import dataclass
 
-from django.db import transaction
-
-from collaboration import facade as collaboration
-from processing.bundles import Bundle, BundleFile, bundle_build, manifest_build
+from processing.kernel.bundles import Bundle, BundleFile, bundle_build, manifest_build
 from workspace import facade as workspace
 
 
@@ -22,11 +20,18 @@ class Capture:
     generation: int
     fence_seconds: float
     documents: tuple[tuple[str, int], ...] = ()  # (path, version) of each text document frozen
+    entry_path: str = ""
+    compiler: str | None = None  # a LaTeX project's, after the build's override
 
     @property
     def captured(self) -> dict:
-        """What the job records of its input: the generation and each text document's version."""
-        return {"generation": self.generation, "documents": [list(document) for document in self.documents]}
+        """What the job records of its input: the generation, each text document's version, and what a warm
+        start must match (the entry file and compiler)."""
+        return {
+            "generation": self.generation,
+            "documents": [list(document) for document in self.documents],
+            "build": {"entry": self.entry_path, "compiler": self.compiler},
+        }
 
 
 def project_capture(
@@ -38,10 +43,7 @@ def project_capture(
     if version is not None:
         snapshot = workspace.version_snapshot_freeze(project_id=project_id, number=version)
     else:
-        with transaction.atomic():
-            workspace.fence_enter(project_id=project_id)
-            collaboration.projection_pending(project_id=project_id)
-            snapshot = workspace.snapshot_freeze(project_id=project_id)
+        snapshot = workspace.snapshot_freeze(project_id=project_id)
     fence_seconds = time.perf_counter() - started
     try:
         files = [
@@ -65,4 +67,6 @@ def project_capture(
         generation=snapshot.generation,
         fence_seconds=fence_seconds,
         documents=documents,
+        entry_path=snapshot.entry_path,
+        compiler=settings.get("compiler"),
     )

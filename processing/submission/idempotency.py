@@ -7,13 +7,13 @@ from datetime import timedelta
 from django.db import connection, transaction
 from django.utils import timezone
 
-from processing.bundles import canonical_json
 from processing.exceptions import (
     IdempotencyKeyInvalid,
     IdempotencyKeyRequired,
     IdempotencyKeyReused,
     OutcomeUnresolved,
 )
+from processing.kernel.bundles import canonical_json
 from processing.models import IdempotencyReservation
 
 MAX_KEY_LENGTH = 128

@@ -16,9 +16,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from access import facade as access
-from processing import capabilities
-from processing.configuration import limits
 from processing.exceptions import JobNotRetryable
+from processing.kernel import capabilities
+from processing.kernel.configuration import limits
 from processing.models import JobState, ProcessingBlob, ProcessingJob
 from processing.models.jobs import CONTENT_FAILURES
 from processing.selectors import job_visible

@@ -7,15 +7,15 @@ worker offers now, so a reused result is what running the job again would give.
 
 from django.db.models import Q
 
-from processing.capabilities import live_contracts
+from processing.kernel.capabilities import live_contracts
+from processing.kernel.transitions import job_transition
 from processing.models import JobState, ProcessingArtifact, ProcessingJob
 from processing.operations import Operation
-from processing.transitions import job_transition
 
 
 def reuse_source(operation: Operation, job: ProcessingJob, input_digest: str) -> ProcessingJob | None:
-    if not operation.reusable:
-        return None
+    if not operation.reusable or job.options.get("clean"):
+        return None  # "Recompile from scratch" runs the build itself
     contracts = live_contracts(operation.name)
     if not contracts:
         return None

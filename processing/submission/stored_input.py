@@ -15,10 +15,10 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from processing.bundles import canonical_json
-from processing.configuration import limits
+from processing.kernel.bundles import canonical_json
+from processing.kernel.configuration import limits
+from processing.kernel.notify import queue_notify
 from processing.models import IdempotencyReservation, JobState, Phase, ProcessingJob
-from processing.notify import queue_notify
 from processing.submission.admission import admission_check
 from processing.submission.idempotency import Scope, reservation_insert, reservation_resolve
 

@@ -25,13 +25,14 @@ from django.db.models import Q
 from django.utils import timezone
 
 from access import facade as access
-from processing import capabilities, project_outputs
-from processing.blobs import blob_put
-from processing.bundles import canonical_json
-from processing.configuration import Limits, distribution, limits
 from processing.exceptions import InputTooLarge, InvalidOptions, ProjectTypeUnsupported
+from processing.kernel import capabilities, project_outputs
+from processing.kernel.blobs import blob_put
+from processing.kernel.bundles import canonical_json
+from processing.kernel.configuration import Limits, distribution, limits
+from processing.kernel.notify import queue_notify
+from processing.kernel.transitions import failure_fields, job_transition
 from processing.models import FailureClass, JobState, Phase, ProcessingJob
-from processing.notify import queue_notify
 from processing.operations import Operation, operation_get
 from processing.submission import reuse
 from processing.submission.admission import admission_check
@@ -44,7 +45,7 @@ from processing.submission.idempotency import (
     reservation_resolve,
 )
 from processing.submission.pptx_checks import presentation_check
-from processing.transitions import failure_fields, job_transition
+from processing.submission.warm_start import warm_start_choose
 from workspace import facade as workspace
 
 logger = logging.getLogger(__name__)
@@ -91,7 +92,11 @@ def _reserve(operation: Operation, scope: Scope, fields: dict, limit: Limits) ->
             if reservation is None:
                 raise IntegrityError("the key is held by another request")
             admission_check(
-                requester_id=scope.actor_id, project_id=fields.get("project_id"), limits=limit, operation=operation.name
+                requester_id=scope.actor_id,
+                project_id=fields.get("project_id"),
+                limits=limit,
+                operation=operation.name,
+                superseding=bool(fields["options"].get("supersede")),
             )
             now = timezone.now()
             job = ProcessingJob.objects.create(
@@ -153,7 +158,36 @@ def job_submit(
         except Exception:
             _preparation_let_go(submitted.job_id)
             raise
+        if normalized.get("supersede"):
+            queued_builds_supersede(job_id=submitted.job_id)
     return submitted
+
+
+SUPERSEDED_MESSAGE = "A newer build of the same project replaced this one before it started."
+
+
+def queued_builds_supersede(*, job_id: uuid.UUID) -> int:
+    """End the requester's builds of the project that still wait in the queue, older than ``job_id``, as
+    ``cancelled`` with the code ``superseded``: no worker's time goes to text that has changed since. A build
+    already running is left to finish (the newer one waits its turn behind it)."""
+    job = ProcessingJob.objects.only("project_id", "requester_id", "operation", "created_at").get(pk=job_id)
+    waiting = ProcessingJob.objects.filter(
+        project_id=job.project_id,
+        requester_id=job.requester_id,
+        operation=job.operation,
+        state=JobState.QUEUED,
+        created_at__lt=job.created_at,
+    ).values_list("pk", flat=True)
+    superseded = 0
+    for older in waiting:
+        superseded += job_transition(
+            job_id=older,
+            to=JobState.CANCELLED,
+            only_from={JobState.QUEUED},
+            failure_code="superseded",
+            failure_message=SUPERSEDED_MESSAGE,
+        )
+    return superseded
 
 
 ABANDONED_MESSAGE = (
@@ -259,8 +293,10 @@ def job_queue_or_reuse(
     transaction (no file I/O under the job's lock), for the source seen then: should another source be found
     under the lock, the job is simply run."""
     source_seen, output = None, None
+    prepared = ProcessingJob.objects.get(pk=job_id)
+    warm_start_blob_id = warm_start_choose(operation, prepared, captured or {})
     if operation.publishes_output:
-        source_seen = reuse.reuse_source(operation, ProcessingJob.objects.get(pk=job_id), input_digest)
+        source_seen = reuse.reuse_source(operation, prepared, input_digest)
         output = project_outputs.reused_output_prepared(source_seen) if source_seen is not None else None
     with transaction.atomic():
         job = ProcessingJob.objects.select_for_update().get(pk=job_id)
@@ -285,6 +321,7 @@ def job_queue_or_reuse(
             only_from={JobState.PREPARING},
             input_blob_id=blob_id,
             input_digest=input_digest,
+            warm_start_blob_id=warm_start_blob_id,
             captured=captured or {},
             queued_at=now,
             phase=Phase.WAITING_FOR_WORKER,

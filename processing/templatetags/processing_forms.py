@@ -3,7 +3,7 @@ import uuid
 from django import template
 from django.utils import timezone
 
-from processing.durations import duration_words, moment_words
+from processing.kernel.durations import duration_words, moment_words
 
 register = template.Library()
 

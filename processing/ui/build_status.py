@@ -22,7 +22,7 @@ from processing.operations.builds import BUILDS
 from processing.queue.pauses import paused_operations
 from processing.selectors import jobs_visible_to
 from processing.ui.diagnostic_groups import DiagnosticCounts, diagnostic_counts
-from processing.ui.task_center import failure_sentence, is_content_failure, phase_text
+from processing.ui.task_center import failure_sentence, is_content_failure, is_superseded, phase_text
 from workspace import facade as workspace
 
 
@@ -57,6 +57,10 @@ class BuildStatus:
     log_url: str
     may_build: bool
     now: datetime
+    took_seconds: float | None = None  # the caller's latest build, submitted → done, when it succeeded
+    start: str = ""  # how it started: warm, clean, fallback ("" for a reuse or a Typst build)
+    cache_hit: bool = False
+    superseded: bool = False  # replaced in the queue by a newer build ("build when I stop typing")
 
 
 def build_status_for(*, user_id: int, project_id: uuid.UUID) -> BuildStatus:
@@ -85,7 +89,18 @@ def build_status_for(*, user_id: int, project_id: uuid.UUID) -> BuildStatus:
         log_url=_log_url(job, output, project_id),
         may_build=access.permission_check(user_id=user_id, project_id=project_id, permission=access.Permission.BUILD),
         now=now,
+        took_seconds=_took_seconds(job),
+        start=job.build_start if job else "",
+        cache_hit=bool(job and job.cache_hit),
+        superseded=bool(job and is_superseded(job)),
     )
+
+
+def _took_seconds(job: ProcessingJob | None) -> float | None:
+    """Fast is visible: how long the build took from the click to its PDF."""
+    if job is None or job.state != JobState.SUCCEEDED or job.completed_at is None:
+        return None
+    return max(0.0, (job.completed_at - job.created_at).total_seconds())
 
 
 def _paused_if_queued(job: ProcessingJob) -> frozenset:

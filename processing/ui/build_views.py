@@ -15,7 +15,7 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from config.http.ui import not_found_is_404
+from foundation.http.ui import not_found_is_404
 from processing.ui import build_status, task_center
 from processing.ui.diagnostic_groups import DiagnosticGroups, diagnostic_groups
 from workspace import facade as workspace

@@ -10,7 +10,7 @@ import uuid
 from dataclasses import dataclass
 
 from access import facade as access
-from processing.capabilities import WAITING, capabilities_list
+from processing.kernel.capabilities import WAITING, capabilities_list
 from processing.operations import REGISTRY
 from processing.operations.builds import BUILDS
 from processing.ui.task_center import operation_label

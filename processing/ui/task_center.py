@@ -104,6 +104,11 @@ def failure_sentence(job: ProcessingJob) -> str:
     return FAILURE_WORDS.get(job.failure_class, job.failure_class) + "."
 
 
+def is_superseded(job: ProcessingJob) -> bool:
+    """Replaced in the queue by a newer build of the same requester ("build when I stop typing"): not a failure."""
+    return job.state == JobState.CANCELLED and job.failure_code == "superseded"
+
+
 def is_content_failure(job: ProcessingJob) -> bool:
     return job.state == JobState.FAILED and job.failure_class in CONTENT_FAILURES
 
@@ -199,7 +204,7 @@ def captured_words(captured: dict) -> str:
 
 
 def _row(job: ProcessingJob, project_names: dict, paused: frozenset) -> TaskRow:
-    links = [ArtifactLink(a.pk, a.role, a.filename, a.media_type, a.size_bytes, job.pk) for a in job.artifacts.all()]
+    links = [ArtifactLink(a.pk, a.role, a.filename, a.media_type, a.size_bytes, job.pk) for a in job.shown_artifacts]
     artifacts = tuple(link for link in links if link.role in PRIMARY_ROLES)
     other_artifacts = tuple(sorted((link for link in links if link.role not in PRIMARY_ROLES), key=_by_role))
     return TaskRow(
@@ -209,7 +214,7 @@ def _row(job: ProcessingJob, project_names: dict, paused: frozenset) -> TaskRow:
         project_id=job.project_id,
         project_name=project_names.get(job.project_id, ""),
         state=job.state,
-        state_label=STATE_WORDS.get(job.state, job.state),
+        state_label="Superseded" if is_superseded(job) else STATE_WORDS.get(job.state, job.state),
         phase_text=phase_text(job, paused),
         active=job.state in ACTIVE_STATES,
         created_at=job.created_at,

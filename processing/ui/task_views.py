@@ -22,11 +22,11 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling, trigger_client_event
 from django_htmx.middleware import HtmxDetails
 
-from config.errors import NotFound, QuireError
-from config.http.body_limits import body_limit
-from config.http.ui import back_to, not_found_is_404
-from config.text_rules import unstorable_dropped
-from processing.configuration import limits
+from foundation.errors import NotFound, QuireError
+from foundation.http.body_limits import body_limit
+from foundation.http.ui import back_to, not_found_is_404
+from foundation.text_rules import unstorable_dropped
+from processing.kernel.configuration import limits
 from processing.operations.builds import build_operation_for
 from processing.queue.cancellation import job_cancel
 from processing.submission.manual_retry import job_retry
@@ -228,6 +228,8 @@ def _submitted_notice(replayed: bool, waiting: bool, job_id: uuid.UUID) -> Notic
 def build_submit(request: HtmxHttpRequest, project_id: uuid.UUID) -> HttpResponse:
     compiler = request.POST.get("compiler") or None
     options = {"compiler": compiler} if compiler else {}
+    # "Recompile from scratch" and "build when I stop typing" (frontend/src/build/main.js).
+    options |= {flag: True for flag in ("clean", "supersede") if request.POST.get(flag) == "1"}
     try:
         operation = build_operation_for(project_id=project_id)
     except NotFound as exc:

@@ -17,8 +17,8 @@ from datetime import timedelta
 from django.conf import settings
 from django.db.models import Count, Max, Min
 
-from processing.clock import db_now
 from processing.finalization.finalize import FINALIZER_CRASHED
+from processing.kernel.clock import db_now
 from processing.models import InvariantReport, JobState, OutboxEvent, ProcessingJob
 from processing.upkeep.invariants import OUTBOX_MAX_PENDING, check_all
 

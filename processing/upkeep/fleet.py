@@ -13,8 +13,8 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 
 from operators import facade as operators
-from processing.advisory import advisory_key
 from processing.exceptions import SessionNotFound
+from processing.kernel.advisory import advisory_key
 from processing.models import AttemptState, ProcessingAttempt, SessionState, WorkerSession
 from processing.queue.claims import SESSION_LOCK as CLAIMING_SESSION_LOCK
 

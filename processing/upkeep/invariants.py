@@ -12,8 +12,8 @@ from datetime import timedelta
 from django.db import connection
 from django.db.models import Count, F, Q
 
-from processing.blobs import NOT_REFERENCED_BY_PROCESSING
-from processing.clock import db_now
+from processing.kernel.blobs import BLOB_GRACE, NOT_REFERENCED_BY_PROCESSING, blob_ids_kept
+from processing.kernel.clock import db_now
 from processing.models import (
     AttemptState,
     JobState,
@@ -24,7 +24,6 @@ from processing.models import (
     TerminalCommit,
 )
 from processing.models.jobs import TERMINAL_STATES
-from processing.upkeep.reapers import BLOB_GRACE, blob_ids_kept
 
 OUTBOX_RETRY_BUDGET = 20
 OUTBOX_MAX_PENDING = timedelta(minutes=10)

@@ -10,7 +10,7 @@ from django.db.models import Count, Sum
 from prometheus_client import REGISTRY, Counter
 from prometheus_client.core import GaugeMetricFamily
 
-from processing.clock import db_now
+from processing.kernel.clock import db_now
 from processing.models import (
     AttemptState,
     InvariantReport,
@@ -21,6 +21,7 @@ from processing.models import (
     StagedOutput,
 )
 from processing.operations import REGISTRY as REGISTRY_OF_OPERATIONS
+from processing.upkeep.alerts import finalizations_overdue, finalizer_crashes
 
 cleanup_failures = Counter("quire_processing_cleanup_failures_total", "Reaper steps that raised.", ["step"])
 
@@ -123,8 +124,6 @@ def _outbox_figures():
 def _alert_figures():
     """The figures the shipped alerting rules fire on (config/prometheus/alerts.yml), as the Overview's banner
     reads them (processing/upkeep/alerts.py)."""
-    from processing.upkeep.alerts import finalizations_overdue, finalizer_crashes  # alerts reads the reapers
-
     now = db_now()
     crashes = GaugeMetricFamily(
         "quire_processing_finalizer_crashes_1h", "Jobs failed in the last hour because a finalizer crashed."

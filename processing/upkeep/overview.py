@@ -9,8 +9,8 @@ from datetime import datetime, timedelta
 
 from django.db.models import Count, Max, Min, Q
 
-from processing.capabilities import capabilities_list
-from processing.clock import db_now
+from processing.kernel.capabilities import capabilities_list
+from processing.kernel.clock import db_now
 from processing.models import (
     AttemptState,
     JobState,

@@ -7,18 +7,18 @@ reaper's read and its update wins (the update no longer matches).
 """
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.db import connection, transaction
 
-from collaboration import facade as collaboration
-from processing.attempt_log import attempt_log
-from processing.blobs import NOT_REFERENCED_BY_PROCESSING
-from processing.clock import db_now
-from processing.configuration import limits
+from foundation import chores
 from processing.finalization.finalize import finalization_take_over, job_finalize
+from processing.kernel.attempt_log import attempt_log
+from processing.kernel.blobs import BLOB_GRACE, NOT_REFERENCED_BY_PROCESSING, blob_ids_kept
+from processing.kernel.clock import db_now
+from processing.kernel.configuration import limits
+from processing.kernel.transitions import job_transition
 from processing.models import (
     AttemptState,
     FailureClass,
@@ -37,34 +37,15 @@ from processing.models import (
 from processing.queue.fair_share import fair_share_yields_request
 from processing.queue.retry_policy import job_after_attempt
 from processing.submission.submit import preparations_abandoned_fail
-from processing.transitions import job_transition
+from processing.upkeep.alerts import invariants_check_if_due
 from processing.upkeep.fleet import drained_sessions_close
+from processing.upkeep.metrics import cleanup_failures
 from processing.upkeep.rollups import rollups_pass
-from workspace import facade as workspace
 
 logger = logging.getLogger(__name__)
 
 BATCH = 200
 STAGED_GRACE = timedelta(minutes=10)
-BLOB_GRACE = timedelta(hours=1)
-
-# Contexts above Processing that name blobs by id (the Library's versions) register a keeper when their
-# app is ready: given candidate blob ids, it returns those it still holds.
-BlobKeeper = Callable[[list[int]], set[int]]
-_BLOB_KEEPERS: list[BlobKeeper] = []
-
-
-def blob_keeper_register(keeper: BlobKeeper) -> None:
-    if keeper not in _BLOB_KEEPERS:
-        _BLOB_KEEPERS.append(keeper)
-
-
-def blob_ids_kept(blob_ids: list[int]) -> set[int]:
-    """Which of these blobs (unreferenced by Processing) a registered keeper still holds."""
-    kept: set[int] = set()
-    for keeper in _BLOB_KEEPERS:
-        kept |= keeper(blob_ids) if blob_ids else set()
-    return kept
 
 
 @dataclass
@@ -259,37 +240,23 @@ STEPS = [
 ]
 
 
-def live_documents_upkeep() -> dict[str, int]:
-    """Collaboration's share of the loop (projection left behind, log compaction, dead sockets)."""
-    return collaboration.logs_upkeep()
-
-
 def sweep() -> SweepReport:
-    """Run every reaper once. A failing step is logged and counted; the others still run."""
-    from processing.upkeep.metrics import cleanup_failures
-
+    """Run every reaper once, then the invariant checker when it is due, then every context's registered chore
+    (``foundation.chores``). A failing step is logged and counted; the others still run."""
     report = SweepReport()
     for name, step in STEPS:
-        try:
-            report.add(name, step())
-        except Exception:
-            logger.exception("reaper step failed", extra={"step": name})
-            cleanup_failures.labels(step=name).inc()
-            report.failed.append(name)
-    from processing.upkeep.alerts import invariants_check_if_due  # it reads the checker, which reads this module
-
-    try:
-        report.add("invariant_violations_found", invariants_check_if_due())
-    except Exception:
-        logger.exception("reaper step failed", extra={"step": "invariants"})
-        cleanup_failures.labels(step="invariants").inc()
-        report.failed.append("invariants")
-    for prefix, upkeep in (("documents", live_documents_upkeep), ("workspace", workspace.content_collect)):
-        try:
-            for name, count in upkeep().items():
-                report.add(f"{prefix}_{name}", count)
-        except Exception:
-            logger.exception("reaper step failed", extra={"step": prefix})
-            cleanup_failures.labels(step=prefix).inc()
-            report.failed.append(prefix)
+        _step_run(report, name, lambda step=step, name=name: {name: step()}, prefix="")
+    _step_run(report, "invariants", lambda: {"invariant_violations_found": invariants_check_if_due()}, prefix="")
+    for name, chore in chores.chores_registered():
+        _step_run(report, name, chore, prefix=f"{name}_")
     return report
+
+
+def _step_run(report: SweepReport, name: str, step, *, prefix: str) -> None:
+    try:
+        for counted, count in step().items():
+            report.add(f"{prefix}{counted}", count)
+    except Exception:
+        logger.exception("reaper step failed", extra={"step": name})
+        cleanup_failures.labels(step=name).inc()
+        report.failed.append(name)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from django.db import connection, transaction
 
-from processing.clock import db_now
+from processing.kernel.clock import db_now
 from processing.models import OperationRollup, Resolution
 from processing.operations import REGISTRY
 

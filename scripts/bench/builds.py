@@ -32,6 +32,8 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,6 +50,34 @@ CLIENT = f"polling every {POLL_SECONDS * 1000:g} ms" if POLL_SECONDS else "waiti
 TERMINAL = ("succeeded", "failed", "cancelled", "expired")
 PHASES = ("submit_to_queued", "queued_to_claimed", "claimed_to_first_output", "between_outputs",
           "last_output_to_delivered", "delivered_to_succeeded", "succeeded_to_seen", "pdf_download")  # fmt: skip
+
+
+@contextmanager
+def build_service(*, extra_env: dict[str, str] | None = None) -> Iterator[tuple[str, Path]]:
+    """A benchmark database, one web server (2 processes) and one agent (1 slot per operation, bubblewrap) that
+    builds LaTeX and Typst: yields the server's URL and a scratch directory, and takes it all down after."""
+    from scripts.bench.harness import bench_database, django_setup
+    from scripts.bench.processes import agents, deployment_write, web_server
+
+    with bench_database() as _, tempfile.TemporaryDirectory() as temporary:
+        directory = Path(temporary)
+        limits = {"running_jobs_per_requester": 100, "active_jobs_per_requester": 1000}
+        deployment = str(deployment_write(directory, operations=[LATEX, TYPST], limits=limits))
+        os.environ["QUIRE_DEPLOYMENT_FILE"] = deployment
+        django_setup()
+        env = {
+            "QUIRE_DEPLOYMENT_FILE": deployment,
+            "DATABASE_POOL": "true",
+            "DEBUG": "false",
+            "QUIRE_LOG_LEVEL": "WARNING",
+            "OFFICE_WARM_ON_START": "false",
+            **(extra_env or {}),
+        }
+        with (
+            web_server(env, workers=2, log=directory / "web.log") as url,
+            agents(url, directory, count=1, slots=1, operations=f"{LATEX},{TYPST}"),
+        ):
+            yield url, directory
 
 
 def author(url: str, *, ca_file: str | None = None):
@@ -106,7 +136,7 @@ class RawSide:
     """The agent's processors, executor and claim limits, run here on the bundle a full build captured."""
 
     def __init__(self, root: Path, operations: list[str]):
-        from processing.configuration import limits
+        from processing.kernel.configuration import limits
         from quire_worker.discovery import processors_available
         from quire_worker.sandbox import BwrapExecutor
         from scripts.bench_latex_raw import claim_limits
@@ -120,8 +150,9 @@ class RawSide:
         self.executor = BwrapExecutor()
         self.limits = claim_limits(limits())  # the deployment's, as Core puts them in every claim
 
-    def build_ms(self, operation: str, bundle: bytes) -> float:
-        """Milliseconds of ``processor.run`` on ``bundle``, laid out as the agent lays out a claim's input."""
+    def build_ms(self, operation: str, bundle: bytes, warm_start: bytes | None = None) -> float:
+        """Milliseconds of ``processor.run`` on ``bundle`` (and the warm start the full build starts from), laid
+        out as the agent lays out a claim's input."""
         from quire_worker.unpack import input_materialize
 
         work = Path(tempfile.mkdtemp(prefix="raw-", dir=self.root))  # mode 0700, as the agent's job directory
@@ -138,6 +169,9 @@ class RawSide:
                 "filename": "",
                 "attempt": 1,
             }
+            if warm_start is not None:
+                (work / "warm-start.tar.gz").write_bytes(warm_start)
+                request["warm_start"] = str(work / "warm-start.tar.gz")  # as the agent passes it
             started = time.perf_counter()
             self.processors[operation].run(
                 input_dir=input_dir,
@@ -183,15 +217,17 @@ def paired_builds(client, user, raw_side: RawSide, *, project_type: str, source:
                 actor_id=user.pk, project_id=project.pk, path=entry, data=edit(source, f"{rep}-{index}").encode()
             )
             bundle = project_capture(project_id=project.pk).bundle  # what the submission will capture
+            warm_blob_id, warm_start = _warm_start_next(project.pk)  # what a LaTeX build will start from
             if raw_first := index % 2 == 0:
-                raw.append(raw_side.build_ms(operation, bundle.data))
+                raw.append(raw_side.build_ms(operation, bundle.data, warm_start))
             started, submitted_at = time.perf_counter(), time.time()
             job_id, seen_at = until_downloaded(client, submit(client, project.pk))
             full.append((time.perf_counter() - started) * 1000)
             builds.append((job_id, submitted_at, seen_at, time.time()))
             if not raw_first:
-                raw.append(raw_side.build_ms(operation, bundle.data))
-            if ProcessingJob.objects.values_list("input_digest", flat=True).get(pk=job_id) != bundle.sha256:
+                raw.append(raw_side.build_ms(operation, bundle.data, warm_start))
+            captured = ProcessingJob.objects.values_list("input_digest", "warm_start_blob_id").get(pk=job_id)
+            if captured != (bundle.sha256, warm_blob_id):
                 raise RuntimeError(f"build {job_id} captured other bytes than the raw side built")
         if rep:
             result.raw.append(statistics.median(raw))
@@ -199,6 +235,21 @@ def paired_builds(client, user, raw_side: RawSide, *, project_type: str, source:
             result.overhead.append(statistics.median(f - r for f, r in zip(full, raw, strict=True)))
             result.timelines.append(builds)
     return result
+
+
+def _warm_start_next(project_id) -> tuple[int | None, bytes | None]:
+    """The warm start the project's next LaTeX build will start from (the bench's one user builds it alone):
+    the newest ``warm`` result of its builds, and its bytes."""
+    from processing.kernel.blobs import blob_read
+    from processing.models import ProcessingArtifact
+
+    newest = (
+        ProcessingArtifact.objects.filter(role="warm", job__project_id=project_id, job__state="succeeded")
+        .order_by("-job__completed_at")
+        .values_list("blob_id", flat=True)
+        .first()
+    )
+    return (newest, blob_read(newest)) if newest is not None else (None, None)
 
 
 def report_paired(kind: str, name: str, label: str, paired: Paired, n: int) -> dict:

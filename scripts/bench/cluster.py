@@ -25,7 +25,7 @@ import threading
 import time
 from pathlib import Path
 
-from config.env import VAR_DIR
+from foundation.env import VAR_DIR
 from scripts.bench.harness import BENCH_REPS, n_or, percentile, report
 
 ECHO = "test.echo/v1"

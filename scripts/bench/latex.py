@@ -19,17 +19,16 @@ How raw and full are made comparable (``scripts.bench.builds``): each full build
 of the very bundle it captures (right before it or right after it, in turn), with the processor, executor
 and limits the agent uses, timed around ``processor.run`` as the agent's ``processor_ms`` is; the first
 repetition warms both sides up and is dropped.
-Each full build edits a comment first, so it is never a reuse hit. BENCH_N builds (default 20) per
-repetition and document, BENCH_N cancels per repetition; BENCH_REPS repetitions (default 3).
+Each full build edits a comment first, so it is never a reuse hit; a LaTeX build starts warm from the previous
+one, and its raw twin is given the same warm start (the job's recorded one is checked against it).
+BENCH_N builds (default 20) per repetition and document, BENCH_N cancels per repetition; BENCH_REPS
+repetitions (default 3).
 The client waits for each job's end with ``GET /v1/processing/jobs/{id}?wait=20`` (answered when the job ends,
 woken by NOTIFY); ``BENCH_POLL_SECONDS`` set instead polls at that interval, as a client without waits would.
 """
 
-import os
 import statistics
-import tempfile
 import time
-from pathlib import Path
 
 from scripts.bench.builds import (
     LATEX,
@@ -37,12 +36,13 @@ from scripts.bench.builds import (
     TYPST,
     RawSide,
     author,
+    build_service,
     paired_builds,
     report_paired,
     submit,
     target_line,
 )
-from scripts.bench.harness import BENCH_REPS, bench_database, django_setup, n_or, report
+from scripts.bench.harness import BENCH_REPS, n_or, report
 
 
 def latex_edit(source: str, tag: str) -> str:
@@ -66,49 +66,30 @@ def _reuse_ms(client, project_id: str, n: int) -> list[float]:
 def main() -> None:
     from scripts.bench.builds_typst import typst_builds
     from scripts.bench.cancel import cancel_latency, cancel_targets
-    from scripts.bench.processes import agents, deployment_write, web_server
     from scripts.bench_latex_raw import STARTER_DOCUMENT, twenty_page_document
 
     n = n_or(20)
-    with bench_database() as _, tempfile.TemporaryDirectory() as temporary:
-        directory = Path(temporary)
-        limits = {"running_jobs_per_requester": 100, "active_jobs_per_requester": 1000}
-        deployment = str(deployment_write(directory, operations=[LATEX, TYPST], limits=limits))
-        os.environ["QUIRE_DEPLOYMENT_FILE"] = deployment
-        django_setup()
-        env = {
-            "QUIRE_DEPLOYMENT_FILE": deployment,
-            "DATABASE_POOL": "true",
-            "DEBUG": "false",
-            "QUIRE_LOG_LEVEL": "WARNING",
-            "OFFICE_WARM_ON_START": "false",
-        }
-        print(f"Build benchmark (pdflatex and Typst, bubblewrap; {n} builds x {BENCH_REPS} repetitions + warm-up)")
-        with (
-            web_server(env, workers=2, log=directory / "web.log") as url,
-            agents(url, directory, count=1, slots=1, operations=f"{LATEX},{TYPST}"),
-        ):
-            user, client = author(url)
-            raw_side = RawSide(directory / "raw", [LATEX, TYPST])
-            overheads = []
-            documents = (
-                ("demo", "LaTeX demo", STARTER_DOCUMENT),
-                ("20_pages", "20 LaTeX pages with a toc", twenty_page_document()),
-            )
-            for name, label, source in documents:
-                paired = paired_builds(
-                    client, user, raw_side, project_type="latex", source=source, edit=latex_edit, n=n
-                )
-                overheads.append(report_paired("latex", name, label, paired, n))
-            report(
-                "reuse_hit_ms_p50",
-                _reuse_ms(client, paired.project_id, n),
-                unit="ms",
-                n=n,
-                config="unchanged resubmission answered as a succeeded job",
-            )
-            overheads += typst_builds(client, user, raw_side, n)
-            cancels = cancel_latency(client, user, n)
+    print(f"Build benchmark (pdflatex and Typst, bubblewrap; {n} builds x {BENCH_REPS} repetitions + warm-up)")
+    with build_service() as (url, directory):
+        user, client = author(url)
+        raw_side = RawSide(directory / "raw", [LATEX, TYPST])
+        overheads = []
+        documents = (
+            ("demo", "LaTeX demo", STARTER_DOCUMENT),
+            ("20_pages", "20 LaTeX pages with a toc", twenty_page_document()),
+        )
+        for name, label, source in documents:
+            paired = paired_builds(client, user, raw_side, project_type="latex", source=source, edit=latex_edit, n=n)
+            overheads.append(report_paired("latex", name, label, paired, n))
+        report(
+            "reuse_hit_ms_p50",
+            _reuse_ms(client, paired.project_id, n),
+            unit="ms",
+            n=n,
+            config="unchanged resubmission answered as a succeeded job",
+        )
+        overheads += typst_builds(client, user, raw_side, n)
+        cancels = cancel_latency(client, user, n)
         for line in overheads:
             target_line(line, OVERHEAD_TARGET_MS)
         cancel_targets(cancels)

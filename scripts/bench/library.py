@@ -176,7 +176,7 @@ def relay_rate(name: str, make_broker, n: int) -> None:
 def relay_pending_age(name: str, make_broker, n: int) -> None:
     from django.db import transaction
 
-    from processing.outbox import outbox_emit
+    from processing.kernel.outbox import outbox_emit
     from processing.relay.relay import OutboxRelay
 
     p99s = []

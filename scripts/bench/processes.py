@@ -48,15 +48,6 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-# BENCH_WEB_SERVER=wsgi serves HTTP through Django's WSGI handler on gunicorn's gthread workers instead of the
-# ASGI application: the standard arrangement config/http/asgi_handler.py is measured against (no WebSockets).
-_SERVER_APP = (
-    ("config.wsgi:application", "--worker-class", "gthread", "--threads", os.environ.get("BENCH_WSGI_THREADS", "32"))
-    if os.environ.get("BENCH_WEB_SERVER") == "wsgi"
-    else ("config.asgi:application", "--worker-class", "config.http.server.QuireWorker")
-)
-
-
 @contextmanager
 def web_server(env: dict[str, str], *, workers: int = 2, log: Path):
     port = free_port()
@@ -66,7 +57,9 @@ def web_server(env: dict[str, str], *, workers: int = 2, log: Path):
                 sys.executable,
                 "-m",
                 "gunicorn",
-                *_SERVER_APP,
+                "config.asgi:application",
+                "--worker-class",
+                "config.http.server.QuireWorker",
                 "--workers",
                 str(workers),
                 "--bind",

@@ -54,7 +54,7 @@ def _fixture_job_source():
     """A requester, a project and one captured echo bundle every queued job can share."""
     from django.contrib.auth import get_user_model
 
-    from processing.blobs import blob_put
+    from processing.kernel.blobs import blob_put
     from processing.submission.capture import project_capture
     from workspace import services as workspace
 

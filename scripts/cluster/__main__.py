@@ -4,7 +4,7 @@ import signal
 import sys
 import time
 
-from config.env import VAR_DIR
+from foundation.env import VAR_DIR
 from scripts.cluster.topology import DEMO_PASSWORD, DEMO_USER, Cluster
 
 

@@ -34,7 +34,7 @@ import urllib.request
 import uuid
 from collections import Counter, defaultdict
 
-from config.env import VAR_DIR
+from foundation.env import VAR_DIR
 from scripts.cluster import network
 from scripts.cluster.topology import AGENTS, CORES, DEMO_USER, PROXY, PYTHON, ROOT, Cluster
 
@@ -252,8 +252,8 @@ def _settled(job_ids: set[str], timeout: float) -> tuple[bool, bool]:
 def _findings(load: Load, cluster: Cluster) -> list[tuple[bool, str]]:
     from django.db.models import Count, Q
 
+    from processing.kernel.transitions import EVENT_KINDS
     from processing.models import AttemptState, OutboxEvent, ProcessingAttempt, ProcessingJob
-    from processing.transitions import EVENT_KINDS
 
     job_ids = {job for jobs in load.jobs_by_key.values() for job in jobs}
     terminal, dispatched = _settled(job_ids, timeout=240)

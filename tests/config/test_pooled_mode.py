@@ -5,7 +5,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from config.direct_database import direct_connection_params
+from foundation.database.direct import direct_connection_params
 from tests.pooler import pgbouncer_console
 
 pytestmark = [

@@ -1,136 +1,105 @@
-"""The ASGI edge refuses bodies over their endpoint's limit itself, reading no further than one chunk past it,
-so Django never answers a request it abandoned."""
-
-import asyncio
-import json
+"""Requests refused by their shape at the edge of Django's chain (config/http/middleware.py), through the
+server's own HTTP application (tests/http_exchange.py): a body over its endpoint's limit is refused by its
+declared length without a byte of it read, so a client that sends a large body learns at once."""
 
 import pytest
-from django.core.asgi import get_asgi_application
-from django.core.handlers.asgi import ASGIHandler
 
-from config.http.asgi_guards import RequestGuards
-from config.http.body_limits import body_limit_for
-from tests.config.pins import changed
-
-
-def _exchange(scope: dict, chunks: list[bytes], read: list | None = None, *, stays: bool = False) -> list[dict]:
-    """The messages sent for one request whose body arrives in ``chunks``; ``read`` collects the chunks taken.
-    The client leaves after its body unless it ``stays`` for the answer."""
-    sent: list[dict] = []
-    last = len(chunks) - 1
-    pending = [{"type": "http.request", "body": chunk, "more_body": i < last} for i, chunk in enumerate(chunks)]
-    read = [] if read is None else read
-
-    async def receive():
-        if not pending:
-            await asyncio.sleep(3600 if stays else 0)
-            return {"type": "http.disconnect"}
-        read.append(pending[0]["body"])
-        return pending.pop(0)
-
-    async def send(message):
-        sent.append(message)
-
-    asyncio.run(RequestGuards(get_asgi_application())(scope, receive, send))
-    return sent
-
-
-def _scope(path: str, headers: list[tuple[bytes, bytes]], method: str = "PUT") -> dict:
-    return {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": method,
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "headers": [(b"host", b"127.0.0.1"), *headers],
-        "client": ("127.0.0.1", 5000),
-        "server": ("127.0.0.1", 8000),
-    }
-
-
-def test_a_chunked_body_growing_past_the_cap_gets_one_413_in_the_error_shape(settings):
-    settings.QUIRE_MAX_REQUEST_BYTES = 1000
-    sent = _exchange(_scope("/v1/projects/x/files/a.bin", [(b"transfer-encoding", b"chunked")]), [b"a" * 600] * 3)
-
-    starts = [message for message in sent if message["type"] == "http.response.start"]
-    assert [start["status"] for start in starts] == [413]
-    body = b"".join(message.get("body", b"") for message in sent if message["type"] == "http.response.body")
-    assert json.loads(body)["error"]["code"] == "payload_too_large"
-
-
-def test_a_declared_length_over_the_cap_is_refused_before_reading(settings):
-    settings.QUIRE_MAX_REQUEST_BYTES = 1000
-    sent = _exchange(_scope("/v1/projects/x/files/a.bin", [(b"content-length", b"5000")]), [])
-
-    assert sent[0]["status"] == 413
-
+from foundation.http.body_limits import body_limit_for
+from tests.factories import ProjectFactory, bearer_token_for
+from tests.http_exchange import asgi_scope, exchange
+from workspace.models import ProjectFile
 
 MiB = 1024 * 1024
 PROJECT = "/v1/projects/6f1c1bde-8a43-4b4b-9d2a-7f4a5c1e0b11"
-CHUNKED = [(b"transfer-encoding", b"chunked")]
 
 
-def _refusal(sent: list[dict]) -> tuple[list[int], dict]:
-    starts = [message["status"] for message in sent if message["type"] == "http.response.start"]
-    body = b"".join(message.get("body", b"") for message in sent if message["type"] == "http.response.body")
-    return starts, json.loads(body)["error"]
+def _declaring(size: int) -> list[tuple[bytes, bytes]]:
+    return [(b"content-length", str(size).encode())]
 
 
-def test_a_chunked_pdf_is_read_only_to_the_librarys_limit_not_the_deployments_cap():
-    read: list[bytes] = []
-    chunk = b"%" * MiB
-    sent = _exchange(_scope(f"{PROJECT}/library", CHUNKED, method="POST"), [chunk] * 100, read)  # 100 MiB
+def test_a_declared_length_over_the_deployments_cap_is_refused_before_reading(settings):
+    settings.QUIRE_MAX_REQUEST_BYTES = 1000
+    status, body, read = exchange(asgi_scope(f"{PROJECT}/files/a.bin", _declaring(5000)), [b"a" * 5000])
 
-    statuses, error = _refusal(sent)
-    assert statuses == [413]
-    assert error["code"] == "payload_too_large" and error["details"]["limit_bytes"] == 64 * MiB
-    assert len(read) == 65  # the library's 64 MiB and the chunk that went past it, not the 100 MiB sent
+    assert status == 413 and read == []
+    assert body["error"]["code"] == "payload_too_large"
+    assert body["error"]["details"] == {"limit_bytes": 1000, "size_bytes": 5000}
 
 
-def test_a_form_upload_is_cut_at_its_files_limit_with_the_error_the_view_gives(settings):
-    settings.LIBRARY_MAX_PDF_BYTES = 100 * 1024
-    read: list[bytes] = []
-    sent = _exchange(
-        _scope(f"{PROJECT}/library/upload".removeprefix("/v1"), CHUNKED, "POST"), [b"a" * 32768] * 20, read
-    )
-
-    statuses, error = _refusal(sent)
-    assert statuses == [413] and error["code"] == "pdf_too_large"
-    assert error["details"]["limit_bytes"] == 100 * 1024 + 64 * 1024  # the file and a form's overhead
-    assert len(read) == 6
-
-
-def test_an_endpoint_that_declares_no_limit_reads_at_most_two_mebibytes():
-    read: list[bytes] = []
-    sent = _exchange(_scope("/v1/projects", CHUNKED, method="POST"), [b"{" * 65536] * 64, read)  # 4 MiB
-
-    statuses, error = _refusal(sent)
-    assert statuses == [413] and error["details"]["limit_bytes"] == 2 * MiB
-    assert len(read) == 33
-
-
-def test_a_declared_length_over_the_endpoints_limit_is_refused_before_reading(settings):
+def test_a_declared_length_over_the_endpoints_limit_gets_the_endpoints_own_error_unread(settings):
     settings.COLLAB_MAX_UPDATE_BYTES = 1000
-    read: list[bytes] = []
     path = f"{PROJECT}/documents/main.tex/updates"
-    sent = _exchange(_scope(path, [(b"content-length", str(3 * MiB).encode())], "POST"), [b"u" * MiB] * 3, read)
+    status, body, read = exchange(asgi_scope(path, _declaring(3 * MiB), "POST"), [b"u" * MiB] * 3)
 
-    statuses, error = _refusal(sent)
-    assert statuses == [413] and error["code"] == "update_too_large"
-    assert error["details"] == {"limit_bytes": 1000, "size_bytes": 3 * MiB}
-    assert read == []
+    assert (status, body["error"]["code"]) == (413, "update_too_large") and read == []
+    assert body["error"]["details"] == {"limit_bytes": 1000, "size_bytes": 3 * MiB}
 
 
-@pytest.mark.django_db
+def test_a_pdf_is_refused_at_the_librarys_limit_not_the_deployments_cap():
+    path = f"{PROJECT}/library"
+    status, body, read = exchange(asgi_scope(path, _declaring(100 * MiB), "POST"), [b"%" * MiB])
+
+    assert (status, body["error"]["code"]) == (413, "payload_too_large") and read == []
+    assert body["error"]["details"]["limit_bytes"] == 64 * MiB
+
+
+def test_a_form_upload_is_refused_at_its_files_limit_with_the_error_the_view_gives(settings):
+    settings.LIBRARY_MAX_PDF_BYTES = 3 * MiB
+    path = f"{PROJECT}/library/upload".removeprefix("/v1")
+    status, body, read = exchange(asgi_scope(path, _declaring(4 * MiB), "POST"), [b"a" * 65536])
+
+    assert (status, body["error"]["code"]) == (413, "pdf_too_large") and read == []
+    assert body["error"]["details"]["limit_bytes"] == 3 * MiB + 64 * 1024  # the file and a form's overhead
+
+
+def test_an_endpoint_that_declares_no_limit_takes_at_most_two_mebibytes():
+    status, body, read = exchange(asgi_scope("/v1/projects", _declaring(4 * MiB), "POST"), [b"{"])
+
+    assert status == 413 and read == []
+    assert body["error"]["details"] == {"limit_bytes": 2 * MiB, "size_bytes": 4 * MiB}
+
+
+def test_a_chunked_body_is_refused_with_411_rather_than_read_as_empty():
+    chunked = [(b"transfer-encoding", b"chunked")]
+    status, body, read = exchange(asgi_scope(f"{PROJECT}/files/a.bin", chunked), [b"a" * 600] * 3)
+
+    assert (status, body["error"]["code"]) == (411, "length_required") and read == []
+
+
+def test_a_length_that_is_not_a_number_is_400():
+    scope = asgi_scope(f"{PROJECT}/files/a.bin", [(b"content-length", b"ten")])
+    status, body, _ = exchange(scope, [b""])
+
+    assert (status, body["error"]["code"]) == (400, "invalid_content_length")
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_body_within_its_endpoints_limit_reaches_the_view():
-    sent = _exchange(
-        _scope(f"{PROJECT}/files/big.bin", CHUNKED), [b"b" * MiB] * 3, stays=True
-    )  # over 2 MiB, under 64 MiB
+    chunks = [b"b" * MiB] * 3  # over 2 MiB, under the files endpoint's 64 MiB
+    status, _, read = exchange(asgi_scope(f"{PROJECT}/files/big.bin", _declaring(3 * MiB)), chunks)
 
-    assert sent[0]["status"] == 401  # the view's own answer to an anonymous client: the body was let through
+    assert status == 401  # the view's own answer to an anonymous client: the request got that far
+    assert len(read) <= len(chunks)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_body_whose_client_leaves_midway_is_never_taken_for_the_whole(owner):
+    project = ProjectFactory(owner=owner)
+    signed_in = [(b"authorization", f"Bearer {bearer_token_for(owner)}".encode())]
+    headers = [*signed_in, (b"content-type", b"application/octet-stream"), *_declaring(3 * MiB)]
+    scope = asgi_scope(f"/v1/projects/{project.pk}/files/data.bin", headers)
+
+    status, body, read = exchange(scope, [b"d" * MiB], then_leave=True)
+
+    assert (status, body["error"]["code"]) == (400, "body_incomplete") and read == [b"d" * MiB]
+    assert not ProjectFile.objects.filter(project_id=project.pk, path="data.bin").exists()
+
+
+def test_a_path_that_is_not_utf8_is_400():
+    scope = asgi_scope("/v1/projects/\ufffd", [], "GET", raw_path=b"/v1/projects/%ff")
+    status, body, _ = exchange(scope, [b""])
+
+    assert (status, body["error"]["code"]) == (400, "invalid_path")
 
 
 @pytest.mark.parametrize(
@@ -150,46 +119,3 @@ def test_every_endpoint_that_takes_large_bodies_declares_its_limit(path, limit_b
     declared = body_limit_for(path)
 
     assert (declared.limit_bytes(), declared.too_large.code) == (limit_bytes, code)
-
-
-def test_a_path_that_is_not_utf8_is_400(settings):
-    scope = _scope("/v1/projects/x", [])
-    scope["raw_path"] = b"/v1/projects/%ff"
-    sent = _exchange(scope, [b""])
-
-    assert sent[0]["status"] == 400
-    assert json.loads(sent[1]["body"])["error"]["code"] == "invalid_path"
-
-
-# Written against Django 6.1.3: the guards exist because ``ASGIHandler.read_body`` reads (and spools) the whole
-# body before anything can refuse it, and their mid-body 413 relies on it abandoning a request whose ``receive``
-# says ``http.disconnect`` without answering.
-PINNED = {"ASGIHandler.read_body": (ASGIHandler.read_body, "88b4e284fc829700")}
-
-
-def test_djangos_body_reading_is_the_one_the_guards_were_written_against():
-    assert changed(PINNED) == {}, (
-        "Django's ASGIHandler.read_body changed since config/http/asgi_guards.py was written against Django 6.1.3: "
-        "check whether it now limits bodies itself (then drop the size guard) and that a disconnect still "
-        "abandons the request, then update the digest."
-    )
-
-
-def test_djangos_handler_still_reads_any_body_and_answers_nothing_after_a_disconnect(settings):
-    """What the guards lean on: the stock handler takes a body over Django's own cap without refusing it while
-    reading, and sends nothing at all for a request whose client went away mid-body."""
-    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10
-    sent: list[dict] = []
-    messages = [{"type": "http.request", "body": b"a" * 100, "more_body": True}, {"type": "http.disconnect"}]
-    read = []
-
-    async def receive():
-        read.append(messages[0]["type"])
-        return messages.pop(0)
-
-    async def send(message):
-        sent.append(message)
-
-    asyncio.run(ASGIHandler()(_scope("/v1/projects/x/files/a.bin", []), receive, send))
-
-    assert read == ["http.request", "http.disconnect"] and sent == []

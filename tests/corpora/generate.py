@@ -6,6 +6,7 @@ Each file's expected refusal lives in ``expectations.json`` beside it; ``tests/t
 replays every file through the component that must refuse it.
 """
 
+import copy
 import datetime
 import io
 import json
@@ -140,13 +141,23 @@ def office_corpus() -> dict[str, tuple[bytes, str]]:
     import docx
 
     document = docx.Document()
-    for index in range(60_000):
-        document.add_paragraph(f"Paragraph {index} keeps the layout engine busy for a long, long while.")
+    first = document.add_paragraph(_slow_paragraph(0))._p
+    # python-docx finds the section break anew for each paragraph it adds, which is quadratic: the same
+    # paragraphs are laid down as copies of the first, each put before the break directly.
+    section_break = document.element.body.sectPr
+    for index in range(1, 60_000):
+        paragraph = copy.deepcopy(first)
+        paragraph.xpath(".//w:t")[0].text = _slow_paragraph(index)
+        section_break.addprevious(paragraph)
     fixed = datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC)
     document.core_properties.created = document.core_properties.modified = fixed
     buffer = io.BytesIO()
     document.save(buffer)
     return {"slow-to-lay-out.docx": (_zip_normalized(buffer.getvalue()), "conversion_timed_out")}
+
+
+def _slow_paragraph(index: int) -> str:
+    return f"Paragraph {index} keeps the layout engine busy for a long, long while."
 
 
 def _zip_normalized(data: bytes) -> bytes:

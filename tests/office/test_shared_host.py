@@ -307,7 +307,7 @@ def test_a_file_write_succeeds_while_the_machines_host_is_not_answering(owner, o
 
 
 def test_without_settings_server_processes_send_previews_to_the_machines_one_host(settings, monkeypatch):
-    from config.env import VAR_DIR, env
+    from foundation.env import VAR_DIR, env
 
     monkeypatch.delenv("OFFICE_HOST", raising=False)
     monkeypatch.delenv("OFFICE_HOST_SOCKET", raising=False)

@@ -6,7 +6,8 @@ from datetime import timedelta
 import factory
 from django.utils import timezone
 
-from processing.models import SessionState, WorkerProcessor, WorkerSession
+from processing.models import JobState, ProcessingJob, SessionState, WorkerProcessor, WorkerSession
+from tests.factories import UserFactory
 
 WORKER_TOKEN = "worker-token-for-tests"
 WORKER_TOKEN_SHA256 = hashlib.sha256(WORKER_TOKEN.encode()).hexdigest()
@@ -56,3 +57,39 @@ class WorkerSessionFactory(factory.django.DjangoModelFactory):
                 processor_contract=f"{operation}-contract/1",
                 slots=slots,
             )
+
+
+class JobFactory(factory.django.DjangoModelFactory):
+    """A job written straight into the table, for tests of what reads jobs (reapers, rollups, the task center).
+
+    A test of what submission does submits (``job_submit``); a job made here skips capture, so a state that
+    needs an input blob (queued, running, finalizing) is not offered as a trait. Traits: ``preparing``,
+    ``succeeded``, ``failed``, ``cancelled``, ``expired``.
+    """
+
+    class Meta:
+        model = ProcessingJob
+
+    class Params:
+        requester = None  # a user; a new one unless requester or requester_id is given
+        preparing = factory.Trait(
+            state=JobState.PREPARING,
+            deadline_at=factory.LazyFunction(lambda: timezone.now() + timedelta(minutes=10)),
+            preparation_lease_until=factory.LazyFunction(lambda: timezone.now() + timedelta(seconds=30)),
+        )
+        succeeded = factory.Trait(state=JobState.SUCCEEDED, completed_at=factory.LazyFunction(timezone.now))
+        failed = factory.Trait(
+            state=JobState.FAILED,
+            completed_at=factory.LazyFunction(timezone.now),
+            failure_class="transient_infrastructure",
+            failure_code="test_failure",
+            failure_message="failed in a test",
+        )
+        cancelled = factory.Trait(state=JobState.CANCELLED, completed_at=factory.LazyFunction(timezone.now))
+        expired = factory.Trait(state=JobState.EXPIRED, completed_at=factory.LazyFunction(timezone.now))
+
+    operation = "test.echo/v1"
+    requester_id = factory.LazyAttribute(lambda job: (job.requester or UserFactory()).pk)
+    options = factory.LazyFunction(dict)
+    options_digest = "0" * 64
+    state = JobState.PREPARING

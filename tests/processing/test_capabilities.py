@@ -29,7 +29,7 @@ def test_configured_but_offline_is_waiting_then_available_then_waiting(owner_cli
     session = WorkerSessionFactory(processors={LATEX: 2})
     assert _states(owner_client)[LATEX] == "available"
 
-    WorkerSession.objects.filter(pk=session.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    WorkerSession.objects.filter(pk=session.pk).update(expires_at=timezone.now() - timedelta(hours=1))
     assert _states(owner_client)[LATEX] == "waiting"
 
 

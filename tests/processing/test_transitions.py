@@ -3,8 +3,8 @@
 import pytest
 from django.db import IntegrityError, transaction
 
+from processing.kernel.transitions import failure_fields, job_transition
 from processing.models import JobState, OutboxEvent, ProcessingJob, TerminalCommit
-from processing.transitions import failure_fields, job_transition
 from tests.processing.conftest import submit_build
 
 pytestmark = pytest.mark.django_db

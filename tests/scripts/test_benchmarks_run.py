@@ -127,6 +127,13 @@ SMOKES = {
          "document_open_with_history_vs_compacted_ratio", "history_storage_bytes_per_10k_keystrokes",
          "compacted_storage_bytes_per_10k_keystrokes", "history_vs_compacted_storage_ratio"),
     ),
+    "bench-author": Smoke(
+        {"BENCH_N": "1", "BENCH_REPS": "1", "BENCH_KEYSTROKES": "5"},
+        ("author_typst_preview_ms_p50", "author_typst_preview_ms_p99", "author_quire_warm_ms_p50",
+         "author_quire_clean_ms_p50", "author_latexmk_clean_ms_p50", "author_latexmk_kept_ms_p50",
+         "author_pdflatex_pass_ms_p50", "author_warm_vs_latexmk_kept_ratio", "author_warm_vs_pdflatex_pass_ratio",
+         "author_clean_vs_warm_ratio", "author_ctrl_enter_to_pdf_ms_p50", "author_ctrl_enter_to_pdf_ms_p99"),
+    ),
     "bench-project": Smoke(
         {"BENCH_FILES": "20", "BENCH_MB": "1", "BENCH_REPS": "1", "BENCH_N": "2", "BENCH_PDF_MB": "1",
          "BENCH_BUILDS": "1", "BENCH_MEMBERS": "2"},
@@ -143,6 +150,10 @@ SMOKES = {
     ),
 }  # fmt: skip
 NEEDS_ROOT = {"bench-cluster"}  # network namespaces
+SPREAD_OVER_WORKERS = True  # each benchmark is minutes long: under pytest-xdist they run side by side
+# A capacity figure (the highest rate the server sustains) is 0 on a machine the other tests keep busy: these
+# run in make test's exclusive tier, alone.
+NEEDS_THE_MACHINE = {"bench-collab"}
 
 
 def bench_recipes() -> dict[str, str]:
@@ -244,7 +255,10 @@ def test_a_zero_infinite_or_missing_figure_is_bad_and_a_difference_may_be_negati
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("target", sorted(SMOKES))
+@pytest.mark.parametrize(
+    "target",
+    [pytest.param(name, marks=[pytest.mark.exclusive] if name in NEEDS_THE_MACHINE else []) for name in sorted(SMOKES)],
+)
 def test_benchmark_prints_finite_non_zero_figures(target, bench_database_url):
     if target in NEEDS_ROOT and os.geteuid() != 0:
         pytest.skip(f"{target} builds network namespaces, which need root")

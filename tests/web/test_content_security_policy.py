@@ -7,10 +7,9 @@ from django.contrib.auth.models import Group
 from playwright.sync_api import Page, expect
 
 from processing.submission.submit import job_submit
-from tests.browser_support import chromium_launched, database_quiet, sign_in, user_who_signs_in
+from tests.browser_support import database_quiet, sign_in, user_who_signs_in
 from tests.factories import ProjectFactory
-from tests.live_server import quire_server
-from tests.processing.factories import deployment_toml
+from tests.live_site import site_fixture
 from tests.processing.lifecycle import build_to_success, pdf_bytes
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -26,33 +25,12 @@ document.addEventListener("securitypolicyviolation", (event) => {
 """
 
 
-@pytest.fixture(scope="module")
-def quire(django_db_setup, django_db_blocker, tmp_path_factory):
-    root = tmp_path_factory.mktemp("csp")
-    deployment = root / "deployment.toml"
-    deployment.write_text(deployment_toml(operations=[LATEX]))
-    storage = root / "storage"
-    storage.mkdir()
-    environment = {"QUIRE_DEPLOYMENT_FILE": str(deployment)}
-    with django_db_blocker.unblock(), quire_server(storage_dir=storage, extra_env=environment, workers=1) as url:
-        yield {"url": url, "deployment": deployment, "storage": storage}
-
-
-@pytest.fixture(autouse=True)
-def _same_configuration_here(quire, settings):
-    settings.QUIRE_DEPLOYMENT_FILE = str(quire["deployment"])
-    settings.QUIRE_STORAGE_DIR = str(quire["storage"])
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    with chromium_launched() as browser:
-        yield browser
+quire = site_fixture("quire", "csp", operations=[LATEX])
 
 
 @pytest.fixture
 def page(quire, chromium):
-    context = chromium.new_context(base_url=quire["url"], viewport={"width": 1366, "height": 900})
+    context = chromium.new_context(base_url=quire.url, viewport={"width": 1366, "height": 900})
     context.set_default_timeout(20_000)
     context.add_init_script(RECORD_VIOLATIONS)
     page = context.new_page()

@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -110,8 +111,14 @@ def _fresh_dirs(tmp_path: Path) -> tuple[Path, Path]:
     return run_dir / "input", run_dir / "output"
 
 
-# The last uid of the sandbox range: tests that look for the job's processes run on it alone.
-WATCHED_UID = DEFAULT_SANDBOX_UIDS[-1]
+def _watched_uid() -> int:
+    """The last uid of the sandbox range, one below it for each further pytest-xdist worker: tests that look for a
+    job's processes run on a uid of their own, which no other test's sandbox uses meanwhile."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    return DEFAULT_SANDBOX_UIDS[-1 - int(worker.removeprefix("gw"))]
+
+
+WATCHED_UID = _watched_uid()
 
 
 @pytest.fixture
@@ -145,16 +152,25 @@ def watched_executor() -> BwrapExecutor:
 
 @pytest.fixture
 def build(job_dir: Path, latex_processor: LatexProcessor):
-    """``build(limits=..., executor=..., cancel=...)``: run the LaTeX processor on the job's bundle."""
+    """``build(limits=..., executor=..., cancel=..., warm_start=...)``: run the LaTeX processor on the job's bundle."""
 
-    def run(*, limits: Limits | None = None, executor=None, cancel: threading.Event | None = None) -> ProcessorResult:
+    def run(
+        *,
+        limits: Limits | None = None,
+        executor=None,
+        cancel: threading.Event | None = None,
+        warm_start: Path | None = None,
+    ) -> ProcessorResult:
         output_dir = job_dir / "output"
         for leftover in output_dir.iterdir():
             leftover.unlink()
+        request = {"operation": latex_processor.operation}
+        if warm_start is not None:
+            request["warm_start"] = str(warm_start)  # as the agent passes a claim's warm start
         return latex_processor.run(
             input_dir=job_dir / "input",
             output_dir=output_dir,
-            request={"operation": latex_processor.operation},
+            request=request,
             limits=limits or Limits(wall_seconds=60),
             cancel=cancel or threading.Event(),
             executor=executor or BwrapExecutor(),

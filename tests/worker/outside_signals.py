@@ -5,7 +5,12 @@ import os
 import threading
 from pathlib import Path
 
-from tests.worker.polling import wait_until
+from tests.waiting import wait_until
+
+# The sandbox's wrappers (quire_worker/sandbox/bwrap.py: the uid switch, the limits, the shell that announces the
+# start and the env it execs) run as the job's uid with the program in their arguments until they exec it: a
+# signal sent then would stop the sandbox's start-up, not the program.
+SANDBOX_WRAPPERS = frozenset({"setpriv", "prlimit", "bash", "env"})
 
 
 def processes_of(uid: int, *, running: str) -> list[int]:
@@ -15,7 +20,7 @@ def processes_of(uid: int, *, running: str) -> list[int]:
         if not entry.name.isdigit():
             continue
         try:
-            if entry.stat().st_uid != uid:
+            if entry.stat().st_uid != uid or (entry / "comm").read_text().strip() in SANDBOX_WRAPPERS:
                 continue
             arguments = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:  # ended while we looked

@@ -14,7 +14,7 @@ from quire_worker.testing import (
     core_unreachable,
     session_gone,
 )
-from tests.worker.polling import wait_until
+from tests.waiting import wait_until
 
 BUNDLE = bundle_archive({"main.tex": b"\\documentclass{article}"})
 GENEROUS_SECONDS = 60.0

@@ -21,6 +21,8 @@ class _Peer(BaseHTTPRequestHandler):
 
     def do_POST(self):
         self.rfile.read(int(self.headers["Content-Length"]))
+        if self.server.together is not None:
+            self.server.together.wait(timeout=10)
         body = json.dumps({"session_id": "s", "state": "active"}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -39,6 +41,7 @@ class _Peer(BaseHTTPRequestHandler):
 def peer():
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Peer)
     server.connections, server.close_after_answer, server.drop_after_answer = 0, False, False
+    server.together = None
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield server
     server.shutdown()
@@ -49,8 +52,12 @@ def _client(server) -> HttpCoreClient:
     return HttpCoreClient(f"http://127.0.0.1:{server.server_address[1]}", "token", retry_deadline=2.0)
 
 
+def _heartbeat(client: HttpCoreClient) -> None:
+    client.session_heartbeat(session_id="s", health={})
+
+
 def _heartbeat_on_a_new_thread(client: HttpCoreClient) -> None:
-    thread = threading.Thread(target=client.session_heartbeat, kwargs={"session_id": "s", "health": {}})
+    thread = threading.Thread(target=_heartbeat, args=(client,))
     thread.start()
     thread.join()
 
@@ -107,10 +114,18 @@ def test_a_kept_connection_the_server_dropped_meanwhile_is_replaced_and_the_call
 
 def test_idle_connections_beyond_the_limit_are_closed(peer):
     client = _client(peer)
-    conns = [client._connection_take(timeout=5)[0] for _ in range(KEEP_IDLE_CONNECTIONS + 2)]
-    for conn in conns:
-        conn.connect()
-        client._connection_give_back(conn)
+    burst = KEEP_IDLE_CONNECTIONS + 2
 
-    kept = [conn for conn in conns if conn.sock is not None]
-    assert len(kept) == KEEP_IDLE_CONNECTIONS
+    def calls_all_open_at_once():
+        peer.together = threading.Barrier(burst)  # no answer until every call has its connection
+        threads = [threading.Thread(target=_heartbeat, args=(client,)) for _ in range(burst)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    calls_all_open_at_once()
+    assert peer.connections == burst
+    calls_all_open_at_once()
+
+    assert peer.connections == burst + 2, "the kept ones were used again, the two beyond the limit were closed"

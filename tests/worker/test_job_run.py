@@ -201,3 +201,50 @@ def test_a_failure_report_refused_twice_says_so_as_a_contract_violation(core, ru
     reports = run_claim(bundle_archive({"main.tex": MAIN}), processor=ScriptedProcessor(raising(rejected)))
 
     assert reports == [("failure", "claim-0001", FailureClass.INTERNAL_CONTRACT_VIOLATION, "failure_refused")]
+
+
+class RequestSeeingProcessor(EchoProcessor):
+    """Echo's identity; keeps the request it was run with and the bytes of the warm start it names."""
+
+    def __init__(self):
+        self.request, self.warm_start = None, None
+
+    def run(self, *, input_dir: Path, output_dir: Path, request: dict, **_) -> ProcessorResult:
+        self.request = request
+        if "warm_start" in request:
+            self.warm_start = Path(request["warm_start"]).read_bytes()
+        return ProcessorResult(outputs=())
+
+
+def run_offering(core, tmp_path, warm_start: bytes, **declared) -> RequestSeeingProcessor:
+    core.queue_claim(bundle_archive({"main.tex": MAIN}), warm_start=warm_start, **declared)
+    [claim] = core.acquire(session_id="session-1", offers={"test.echo/v1": 1}, wait_seconds=0)
+    processor = RequestSeeingProcessor()
+    JobRun(
+        client=core, active=ActiveClaim(claim=claim), processor=processor, executor=None, work_root=tmp_path
+    ).execute()
+    return processor
+
+
+def test_a_claims_warm_start_reaches_the_processor_as_a_file_of_the_job(core, tmp_path):
+    processor = run_offering(core, tmp_path, b"auxiliary files")
+
+    assert processor.warm_start == b"auxiliary files"
+    assert Path(processor.request["warm_start"]).parent.parent == tmp_path  # in the job's own directory
+
+
+def test_a_warm_start_that_is_not_what_the_claim_declared_is_left_out_and_the_job_runs(core, tmp_path):
+    processor = run_offering(core, tmp_path, b"tampered", warm_start_sha256="0" * 64)
+
+    assert processor.request is not None and "warm_start" not in processor.request
+    assert core.reports[-1][0] == "delivery"
+
+
+def test_a_warm_start_core_refuses_is_left_out_and_the_job_runs(core, tmp_path):
+    from quire_worker.client import CoreError
+
+    core.fail_next("download_warm_start", CoreError(404, "warm_start_not_found", "This claim has no warm start."))
+    processor = run_offering(core, tmp_path, b"auxiliary files")
+
+    assert "warm_start" not in processor.request
+    assert core.reports[-1][0] == "delivery"

@@ -12,8 +12,8 @@ import pytest
 from quire_worker.contracts import ExecutorError, Limits
 from quire_worker.sandbox import BwrapExecutor, LocalExecutor, sandbox_self_check
 from quire_worker.sandbox.proc import processes_of_uid
+from tests.waiting import wait_until
 from tests.worker.conftest import WATCHED_UID
-from tests.worker.polling import wait_until
 
 SYSTEM_PYTHON = "/usr/bin/python3"  # inside the sandbox's read-only /usr
 GENEROUS_TEARDOWN_SECONDS = 10.0

@@ -7,19 +7,23 @@ from pathlib import Path
 
 import pytest
 
-WORKER_DIR = Path(__file__).resolve().parents[2] / "worker"
+ROOT = Path(__file__).resolve().parents[2]
+# The worker and the distributions of ours it depends on, which no index has: pip takes them from here.
+DISTRIBUTIONS = ("wire", "sandbox", "worker")
 
 
 @pytest.mark.slow
 def test_pip_install_of_the_worker_alone_gives_a_working_agent_without_django(tmp_path):
-    # A copy of worker/ alone, so nothing else of the checkout is beside it (and pip builds nothing in the tree).
-    source = shutil.copytree(
-        WORKER_DIR, tmp_path / "worker", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
-    )
+    # Copies of the worker's directories alone, so nothing else of the checkout is beside them (and pip builds
+    # nothing in the tree).
+    sources = [
+        str(shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")))
+        for name in DISTRIBUTIONS
+    ]
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = str(venv / "bin" / "python")
-    subprocess.run([python, "-m", "pip", "install", "--quiet", str(source)], cwd=tmp_path, check=True, timeout=600)
+    subprocess.run([python, "-m", "pip", "install", "--quiet", *sources], cwd=tmp_path, check=True, timeout=600)
 
     helped = subprocess.run([python, "-m", "quire_worker", "--help"], cwd=tmp_path, capture_output=True, text=True)
     django = subprocess.run([python, "-c", "import django"], cwd=tmp_path, capture_output=True, text=True)

@@ -1,10 +1,14 @@
 """The worker's sandbox and processors load without Django or any app (import-linter cannot see Django), and the
-wire package without anything beyond the standard library."""
+wire package and the sandbox profile without anything beyond the standard library."""
 
+import pkgutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+import quire_sandbox
 import quire_wire
 
 WORKER_MODULES = ("quire_worker.main", "quire_worker.sandbox", "quire_worker.processors.latex.compile_pdf")
@@ -31,10 +35,12 @@ def test_importing_the_worker_pieces_loads_no_django_and_no_app():
     assert loaded.stdout.strip() == "[]"
 
 
-def test_the_wire_package_needs_only_the_standard_library():
-    """``quire_wire`` loads with no site-packages at all (``-S``): both programs can ship it as it is."""
-    wire_root = Path(quire_wire.__file__).resolve().parents[1]
-    probe = f"import sys\nsys.path.insert(0, {str(wire_root)!r})\nimport quire_wire, quire_wire.log_lines"
+@pytest.mark.parametrize("package", [quire_wire, quire_sandbox], ids=lambda package: package.__name__)
+def test_the_shared_packages_need_only_the_standard_library(package):
+    """Each loads with no site-packages at all (``-S``): Core and the worker can both depend on it as it is."""
+    source_root = Path(package.__file__).resolve().parents[1]
+    modules = ", ".join(module.name for module in pkgutil.walk_packages(package.__path__, f"{package.__name__}."))
+    probe = f"import sys\nsys.path.insert(0, {str(source_root)!r})\nimport {package.__name__}, {modules}"
 
     loaded = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True)
 

@@ -80,7 +80,7 @@ def test_a_pin_left_by_a_preparation_that_died_is_reaped_after_its_deadline(owne
     live = SnapshotPin.objects.filter(pk=snapshot.pin_id)
 
     assert collector.pins_expired_reap() == 0 and live.exists()  # before its deadline
-    live.update(created_at=timezone.now() - timedelta(hours=3), expires_at=timezone.now() - timedelta(seconds=1))
+    live.update(created_at=timezone.now() - timedelta(hours=3), expires_at=timezone.now() - timedelta(hours=1))
     assert collector.pins_expired_reap() == 1 and not live.exists()
     _collect()
     assert not asset_storage().exists(digest)
@@ -143,7 +143,7 @@ def test_a_writer_reusing_bytes_the_collector_is_about_to_delete_keeps_them(owne
     services.file_delete(actor_id=owner.pk, project_id=project.pk, path="figure.png")
     _history_forgotten()
     collector.assets_collect(grace=grace)  # marks the bytes orphaned
-    OrphanedContent.objects.update(orphaned_at=timezone.now() - timedelta(seconds=1))  # for longer than the grace
+    OrphanedContent.objects.update(orphaned_at=timezone.now() - timedelta(hours=1))  # for longer than the grace
     os.utime(asset_storage()._path(digest), (time.time() - 1, time.time() - 1))  # and stored as long ago
     outcome = {}
 

@@ -64,3 +64,19 @@ def test_the_demo_seed_makes_a_coauthor_an_editor_once(owner):
 
     project = Project.objects.get(name="Demo paper", created_by_id=owner.pk)
     assert role_of(user_id=coauthor.pk, project_id=project.pk) == "editor"
+
+
+@pytest.mark.django_db
+def test_the_demo_paper_has_labels_and_a_bibliography_to_complete(owner):
+    from django.core.management import call_command
+
+    from workspace import selectors
+    from workspace.models import Project
+
+    call_command("seed_demo_project", owner.username)
+
+    project = Project.objects.get(name="Demo paper", created_by_id=owner.pk)
+    main = selectors.file_bytes(selectors.file_current(project_id=project.pk, path="main.tex"))
+    bibliography = selectors.file_bytes(selectors.file_current(project_id=project.pk, path="refs.bib"))
+    assert b"\\label{sec:method}" in main and b"\\ref{sec:method}" in main
+    assert b"@book{knuth1984" in bibliography

@@ -11,10 +11,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from access import facade as access
-from config.http.bodies import raw_body
-from config.http.body_limits import body_limit
-from config.http.openapi import ERROR_RESPONSES, error
-from config.http.parsers import RawBodyParser
+from foundation.http.bodies import raw_body
+from foundation.http.body_limits import body_limit
+from foundation.http.openapi import ERROR_RESPONSES, error
+from foundation.http.parsers import RawBodyParser
 from workspace import archives, selectors, services
 from workspace.api.flags import query_flag
 from workspace.api.serializers import FileOutputSerializer, ProjectOutputSerializer

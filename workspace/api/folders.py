@@ -8,7 +8,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.http.openapi import ERROR_RESPONSES, error
+from foundation.http.openapi import ERROR_RESPONSES, error
 from workspace import services
 from workspace.api.flags import query_flag
 from workspace.api.serializers import FolderInputSerializer, FolderOutputSerializer

@@ -16,8 +16,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from access import facade as access
-from config.errors import QuireError
-from config.http.openapi import ERROR_RESPONSES, error
+from foundation.errors import QuireError
+from foundation.http.openapi import ERROR_RESPONSES, error
 from workspace import selectors
 from workspace.history import downloads, labels, reading, restoring
 from workspace.history.models import Version

@@ -10,8 +10,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from access import facade as access
-from config.http.openapi import ERROR_RESPONSES, error
-from config.http.ranges import file_download
+from foundation.http.openapi import ERROR_RESPONSES, error
+from foundation.http.ranges import file_download
 from workspace import facade
 from workspace.exceptions import OutputFileNotFound
 from workspace.storage import asset_storage

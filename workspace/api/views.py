@@ -7,11 +7,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from access import facade as access
-from config.http.bodies import raw_body
-from config.http.body_limits import body_limit
-from config.http.openapi import ERROR_RESPONSES, error
-from config.http.parsers import BoundedJSONParser, RawBodyParser
-from config.http.preconditions import if_match_number
+from foundation.http.bodies import raw_body
+from foundation.http.body_limits import body_limit
+from foundation.http.openapi import ERROR_RESPONSES, error
+from foundation.http.parsers import BoundedJSONParser, RawBodyParser
+from foundation.http.preconditions import if_match_number
 from workspace import limits, selectors, services
 from workspace.api.serializers import (
     FileChangeInputSerializer,

@@ -4,7 +4,7 @@
 // (processing/build_panel.html); this module watches it.
 import { openLocation } from "../shared/locations.js";
 
-const AUTO_BUILD_PAUSE_MILLISECONDS = 2500;
+const AUTO_BUILD_PAUSE_MILLISECONDS = 1500; // the issue's pause: long enough to finish a word
 
 function statusElement() {
   return document.getElementById("build-status");
@@ -61,29 +61,69 @@ function rebuildButtons() {
   });
 }
 
-/** Per user and project, in this browser: build a moment after typing stops, one build at a time. */
+/** Per user and project, in this browser: build a moment after typing stops, one build at a time, never while
+ * offline. The toggle arrives with the project's actions (htmx, after this script starts) and again whenever
+ * they are swapped, so it is found by delegation and set from the remembered choice each time it appears.
+ * An auto-build asks the server to supersede the caller's build still waiting in the queue. */
 function autoBuild() {
-  const toggle = document.getElementById("auto-build");
-  if (!toggle) return;
-  const key = `quire.auto-build.${toggle.dataset.user}.${toggle.dataset.project}`;
-  toggle.checked = window.localStorage.getItem(key) === "on";
-  toggle.addEventListener("change", () => window.localStorage.setItem(key, toggle.checked ? "on" : "off"));
+  const toggle = () => document.getElementById("auto-build");
+  const keyOf = (element) => `quire.auto-build.${element.dataset.user}.${element.dataset.project}`;
+  const on = () => Boolean(toggle()?.checked);
+  const remembered = () => {
+    const element = toggle();
+    if (element && !element.dataset.remembered) {
+      element.dataset.remembered = "true";
+      element.checked = window.localStorage.getItem(keyOf(element)) === "on";
+    }
+  };
+  document.addEventListener("change", (event) => {
+    if (event.target.id !== "auto-build") return;
+    window.localStorage.setItem(keyOf(event.target), event.target.checked ? "on" : "off");
+    if (event.target.checked) attempt();
+  });
+  document.body.addEventListener("htmx:afterSettle", remembered);
+  remembered();
+
   let timer = null;
-  let wanted = false;
+  let wanted = false; // typed since the last auto-build
+  let due = false; // and the pause after the last keystroke has passed
+  let superseding = false; // the next build request is an auto-build
+  const online = () =>
+    navigator.onLine && (window.quireEditors || []).every(({ live }) => live.state === "saved" || live.state === "saving");
+  // What the last attempt did, on <html data-auto-build>: "held-offline" until the page is back, then "sent".
+  const said = (what) => {
+    document.documentElement.dataset.autoBuild = what;
+  };
   const attempt = () => {
-    if (!wanted || !toggle.checked) return;
+    if (!wanted || !due || !on()) return;
+    if (!online()) return said("held-offline"); // the "online" event, a save or the next keystroke tries again
     const status = statusElement();
     if (status && ["preparing", "queued", "running", "finalizing"].includes(status.dataset.state)) return;
-    wanted = false;
-    buildButton()?.click();
+    const button = buildButton();
+    if (!button || button.disabled) return;
+    wanted = due = false;
+    superseding = true;
+    said("sent");
+    button.click();
   };
-  document.addEventListener("quire:document-typed", () => {
-    if (!toggle.checked) return;
-    wanted = true;
-    clearTimeout(timer);
-    timer = setTimeout(attempt, AUTO_BUILD_PAUSE_MILLISECONDS);
+  document.body.addEventListener("htmx:configRequest", (event) => {
+    if (!superseding || !event.detail.elt.closest?.("form.build-form")) return;
+    superseding = false;
+    event.detail.parameters.supersede = "1";
   });
-  document.body.addEventListener("htmx:afterSettle", attempt); // a build that was running has finished
+  document.addEventListener("quire:document-typed", () => {
+    wanted = true;
+    due = false;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      due = true;
+      attempt();
+    }, AUTO_BUILD_PAUSE_MILLISECONDS);
+  });
+  document.body.addEventListener("htmx:afterSettle", () => setTimeout(attempt, 0)); // a running build finished
+  // Held offline: tried again once the page is back and what was typed is stored.
+  window.addEventListener("online", attempt);
+  (window.quireEditors || []).forEach(({ live }) => live.addEventListener("change", () => live.state === "saved" && attempt()));
 }
 
 /** On a narrow screen the source and the PDF are two tabs of one place. */

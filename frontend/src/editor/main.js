@@ -14,6 +14,7 @@ import { languageFor } from "./languages.js";
 import { presenceShow } from "./presence.js";
 import { editorSetup } from "./setup.js";
 import { statusShow } from "./status.js";
+import { writingAids } from "./writing-aids.js";
 
 function showInPdf(file, line) {
   document.dispatchEvent(new CustomEvent("quire:show-in-pdf", { detail: { file, line } }));
@@ -83,6 +84,7 @@ function editorStart(root) {
         access.of(editable(false)),
         yCollab(live.text, live.awareness, { undoManager }),
         commentMarks,
+        writingAids(root),
         EditorView.contentAttributes.of({ "aria-label": `Content of ${path}` }),
       ],
     }),

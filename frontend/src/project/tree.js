@@ -93,15 +93,27 @@ export class FileTree {
     this.status.classList.toggle("error", isError);
   }
 
+  /** Show the tree as it is now. While a row is dragged the redraw waits for the drop: Chromium ends a drag
+   * without a drop when its source row leaves the page, as a co-author's change would make it. */
   async refresh() {
+    if (this.dragging) {
+      this.slot.dataset.stale = "true";
+      return;
+    }
     const selected = this.page.dataset.selectedFileId || "";
     const response = await fetch(`${this.page.dataset.treeUrl}?selected=${selected}`, {
       credentials: "same-origin",
       headers: { "HX-Request": "true" },
     });
     if (!response.ok) return;
+    const html = await response.text();
+    if (this.dragging) {
+      this.slot.dataset.stale = "true";
+      return;
+    }
     this.menuClose();
-    this.slot.innerHTML = await response.text();
+    if (html !== this.shown) this.slot.innerHTML = html;
+    this.shown = html;
     const paths = new Map(
       [...this.slot.querySelectorAll("[data-file-id]")].map((row) => [row.dataset.fileId, row.dataset.path]),
     );
@@ -297,7 +309,9 @@ export class FileTree {
       if (!row) return;
       event.dataTransfer.setData(DRAGGED, JSON.stringify({ path: row.dataset.path, kind: row.dataset.kind }));
       event.dataTransfer.effectAllowed = "move";
+      this.dragging = true;
     });
+    zone.addEventListener("dragend", () => this.dragEnded());
     zone.addEventListener("dragover", (event) => {
       if (!this.mayEdit()) return;
       const types = [...event.dataTransfer.types];
@@ -310,6 +324,7 @@ export class FileTree {
       if (!zone.contains(event.relatedTarget)) this.highlight(null);
     });
     zone.addEventListener("drop", (event) => {
+      this.dragEnded();
       if (!this.mayEdit()) return;
       event.preventDefault();
       const folder = this.dropFolder(event);
@@ -325,6 +340,14 @@ export class FileTree {
         this.upload([...event.dataTransfer.files], folder);
       }
     });
+  }
+
+  dragEnded() {
+    this.dragging = false;
+    if (this.slot.dataset.stale) {
+      delete this.slot.dataset.stale;
+      this.refresh();
+    }
   }
 
   highlight(event) {

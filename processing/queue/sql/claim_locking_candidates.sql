@@ -2,7 +2,7 @@
 -- candidates' statement, compiled from the ORM (FIFO, FOR UPDATE SKIP LOCKED); the last parameter is the
 -- session's lock key. The locks of the session and of the candidates' requesters and projects are waited
 -- for in ascending key order, so two acquires waiting for overlapping sets cannot deadlock; the recount that
--- follows, a later statement, sees what the claims that held them committed. Keys as processing.advisory
+-- follows, a later statement, sees what the claims that held them committed. Keys as processing.kernel.advisory
 -- derives them (processing_advisory_key, processing/queue/sql/advisory_key.sql). The candidates' ids are kept
 -- for the rest of the transaction in the setting quire.claim_candidates (set only when there are some), where
 -- the recount and a lone candidate's checked write read them: an acquire sends those in the same round trip

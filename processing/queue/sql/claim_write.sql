@@ -1,6 +1,6 @@
 -- The claim's writes (processing/queue/claims.py), one statement for all the claims of an acquire: each
 -- chosen and admitted job's attempt (its lease from the database clock the candidates were read with), its
--- download and upload tickets, and its queued -> running move (processing.transitions.ALLOWED). The arrays
+-- download and upload tickets, and its queued -> running move (processing.kernel.transitions.ALLOWED). The arrays
 -- are aligned by position: one element per claim, and one per ticket naming its claim. The admitted jobs'
 -- ids come from the placeholder in braces below: every chosen job, or a query compiled from the ORM that
 -- checks a single claim's limits. The candidates' statement locked each job as queued (FOR UPDATE rechecks

@@ -5,32 +5,16 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from access.services import member_set
-from tests.browser_support import chromium_launched, screenshot, sign_in, user_who_signs_in
+from tests.browser_support import screenshot, sign_in, user_who_signs_in
 from tests.factories import ProjectFactory
-from tests.live_server import quire_server
+from tests.live_site import site_fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 SENTENCE = "This is the sentence under discussion."
 
 
-@pytest.fixture(scope="module")
-def quire(django_db_setup, django_db_blocker, tmp_path_factory):
-    storage = tmp_path_factory.mktemp("comments") / "storage"
-    storage.mkdir()
-    with django_db_blocker.unblock(), quire_server(storage_dir=storage, workers=2) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    with chromium_launched() as browser:
-        yield browser
-
-
-@pytest.fixture
-def author(transactional_db):
-    return user_who_signs_in()
+quire = site_fixture("quire", "comments", workers=2)
 
 
 @pytest.fixture
@@ -83,7 +67,7 @@ def _thread(page: Page):
 
 
 def test_a_thread_between_two_browsers_follows_its_sentence(chromium, quire, paper, author, reviewer):
-    demo, coauthor = _page(chromium, quire), _page(chromium, quire)
+    demo, coauthor = _page(chromium, quire.url), _page(chromium, quire.url)
     try:
         _open(demo, author, paper)
         _open(coauthor, reviewer, paper)  # a viewer: reads, may not type, may comment

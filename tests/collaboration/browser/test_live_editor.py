@@ -18,11 +18,11 @@ from access.services import member_set
 from collaboration.models import AcceptedUpdate
 from collaboration.services import text_edit
 from processing.models import JobState, ProcessingJob
-from tests.browser_support import chromium_launched, screenshot, sign_in, user_who_signs_in
+from tests.browser_support import screenshot, sign_in, user_who_signs_in
 from tests.factories import ProjectFactory
 from tests.live_server import free_port, quire_server
-from tests.processing.e2e.agents import running_agent, wait_until
-from tests.processing.factories import deployment_toml
+from tests.live_site import site_fixture
+from tests.waiting import wait_until
 from workspace import selectors
 from workspace.models import ProjectFile
 
@@ -32,37 +32,15 @@ LATEX = "latex.compile.pdf/v1"
 SERVER_ENV = {"COLLAB_PROJECTION_DELAY_SECONDS": "0.3"}
 
 
-@pytest.fixture(scope="module")
-def quire(django_db_setup, django_db_blocker, tmp_path_factory):
-    root = tmp_path_factory.mktemp("live-editor")
-    deployment = root / "deployment.toml"
-    deployment.write_text(deployment_toml(operations=[LATEX], limits={"lease_seconds": 30, "session_ttl_seconds": 30}))
-    storage = root / "storage"
-    storage.mkdir()
-    environment = {**SERVER_ENV, "QUIRE_DEPLOYMENT_FILE": str(deployment)}
-    agent = ("--operations", LATEX, "--slots", "2", "--acquire-wait", "1")
-    with (
-        django_db_blocker.unblock(),
-        quire_server(storage_dir=storage, extra_env=environment, workers=2) as url,
-        running_agent(url, root, *agent, name="latex"),
-    ):
-        yield {"url": url, "deployment": deployment, "root": root}
-
-
-@pytest.fixture(autouse=True)
-def _same_configuration_here(quire, settings):
-    settings.QUIRE_DEPLOYMENT_FILE = str(quire["deployment"])
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    with chromium_launched() as browser:
-        yield browser
-
-
-@pytest.fixture
-def author(transactional_db):
-    return user_who_signs_in()
+quire = site_fixture(
+    "quire",
+    "live-editor",
+    operations=[LATEX],
+    limits={"lease_seconds": 30, "session_ttl_seconds": 30},
+    environment=SERVER_ENV,
+    workers=2,
+    agent_slots=2,
+)
 
 
 @pytest.fixture
@@ -126,7 +104,7 @@ def _status(page: Page):
 def test_two_authors_typing_at_once_on_other_lines_and_then_the_same_line_lose_nothing(
     chromium, quire, paper, author, coauthor
 ):
-    alice, bob = _page(chromium, quire["url"]), _page(chromium, quire["url"])
+    alice, bob = _page(chromium, quire.url), _page(chromium, quire.url)
     try:
         _open(alice, author, paper)
         _open(bob, coauthor, paper)
@@ -152,7 +130,7 @@ def test_two_authors_typing_at_once_on_other_lines_and_then_the_same_line_lose_n
 
 
 def test_each_author_sees_the_others_cursor_and_name(chromium, quire, paper, author, coauthor):
-    alice, bob = _page(chromium, quire["url"]), _page(chromium, quire["url"])
+    alice, bob = _page(chromium, quire.url), _page(chromium, quire.url)
     try:
         _open(alice, author, paper)
         _open(bob, coauthor, paper)
@@ -169,7 +147,7 @@ def test_each_author_sees_the_others_cursor_and_name(chromium, quire, paper, aut
 
 
 def test_build_pressed_right_after_typing_builds_what_was_typed(chromium, quire, paper, author, api_client_for):
-    page = _page(chromium, quire["url"])
+    page = _page(chromium, quire.url)
     word = f"Quokka{uuid.uuid4().hex[:8]}"
     try:
         _open(page, author, paper)
@@ -198,7 +176,7 @@ def test_build_pressed_right_after_typing_builds_what_was_typed(chromium, quire,
 def test_a_viewer_can_read_along_but_not_type(chromium, quire, paper, author):
     viewer = user_who_signs_in()
     member_set(actor_id=author.pk, project_id=paper.pk, username=viewer.username, role="viewer")
-    watcher, writer = _page(chromium, quire["url"]), _page(chromium, quire["url"])
+    watcher, writer = _page(chromium, quire.url), _page(chromium, quire.url)
     try:
         _open(watcher, viewer, paper)
         _open(writer, author, paper)

@@ -7,9 +7,10 @@ of ``AcceptedUpdate``); what Workspace holds, through the API of the server.
 import asyncio
 
 import pytest
+from pycrdt import create_update_message
+from pycrdt._sync import create_sync_step2_message
 
 from access.services import member_remove, member_set
-from collaboration.live import protocol
 from collaboration.live.protocol import MessageType, SyncStep
 from tests.collaboration.live.helpers import (
     close_all,
@@ -222,8 +223,8 @@ def test_a_viewer_receives_edits_but_its_crafted_updates_are_refused(server, own
             rows, text = update_rows(file_id), stored_text(file_id)
 
             for frame in (
-                protocol.sync_update(crafted_update(viewer, lambda content: content.insert(0, "viewer was here "))),
-                protocol.sync_step2(crafted_update(viewer, lambda content: content.insert(0, "sneaked in "))),
+                create_update_message(crafted_update(viewer, lambda content: content.insert(0, "viewer was here "))),
+                create_sync_step2_message(crafted_update(viewer, lambda content: content.insert(0, "sneaked in "))),
             ):
                 if viewer.closed is not None:
                     viewer = await connect(server, coauthor, project)

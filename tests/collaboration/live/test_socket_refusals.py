@@ -8,12 +8,12 @@ it all and is acknowledged).
 import contextlib
 
 import pytest
-from pycrdt import Doc, Text
+from pycrdt import Doc, Text, create_update_message, write_message
 from websockets.exceptions import ConnectionClosed
 
 from access.services import member_set
 from collaboration.live import protocol
-from collaboration.live.protocol import var_bytes, var_uint
+from collaboration.live.protocol import var_uint
 from tests.collaboration.live.helpers import (
     close_all,
     connect,
@@ -77,6 +77,12 @@ def test_who_may_not_connect_is_refused_at_the_handshake_alike(server, owner, st
             "a look-alike origin": await refusal_of_handshake(
                 server, owner, project, origin=f"http://127.0.0.1:{server.port}.evil.example"
             ),
+            "another port of the host": await refusal_of_handshake(
+                server, owner, project, origin=f"http://127.0.0.1:{server.port + 1}"
+            ),
+            "a port that is not a number": await refusal_of_handshake(
+                server, owner, project, origin=f"http://127.0.0.1:{server.port}x"
+            ),
             "no file of that id": await refusal_of_handshake(server, owner, project, file_id=missing),
             "another project's file": await refusal_of_handshake(
                 server, owner, project, file_id=file_id_of(other_project)
@@ -106,13 +112,13 @@ def _real_update(client) -> bytes:
 MALFORMED = {
     "garbage bytes": lambda client: b"\xfe\xed\xfa\xce\xde\xad\xbe\xef",
     "a text frame": lambda client: "hello, server",
-    "a truncated sync message": lambda client: protocol.sync_update(_real_update(client))[:-3],
-    "a sync message with trailing bytes": lambda client: protocol.sync_update(_real_update(client)) + b"\x00",
-    "an unknown message type": lambda client: var_uint(7) + var_bytes(b"hello"),
+    "a truncated sync message": lambda client: create_update_message(_real_update(client))[:-3],
+    "a sync message with trailing bytes": lambda client: create_update_message(_real_update(client)) + b"\x00",
+    "an unknown message type": lambda client: var_uint(7) + write_message(b"hello"),
     "a message type only the server sends": lambda client: protocol.acknowledged(b"\x00"),
-    "an unknown sync step": lambda client: var_uint(0) + var_uint(9) + var_bytes(b"\x00\x00"),
-    "an update that is not Yjs": lambda client: protocol.sync_update(b"\xde\xad\xbe\xef\x01\x02\x03"),
-    "an update that edits another root": lambda client: protocol.sync_update(_other_root_update()),
+    "an unknown sync step": lambda client: var_uint(0) + var_uint(9) + write_message(b"\x00\x00"),
+    "an update that is not Yjs": lambda client: create_update_message(b"\xde\xad\xbe\xef\x01\x02\x03"),
+    "an update that edits another root": lambda client: create_update_message(_other_root_update()),
 }
 
 REFUSED_AS_INVALID_UPDATE = {"an update that is not Yjs", "an update that edits another root"}
@@ -173,7 +179,7 @@ def test_an_oversized_frame_closes_with_4413_and_stores_nothing(strict_server, o
         try:
             bystander, sender = await _bystander_and_sender(strict_server, owner, coauthor, paper)
             rows, text = update_rows(file_id), stored_text(file_id)
-            frame = protocol.sync_update(b"x" * MAX_UPDATE_BYTES)
+            frame = create_update_message(b"x" * MAX_UPDATE_BYTES)
             assert len(frame) > MAX_UPDATE_BYTES
             await sender.raw(frame)
             closed = await sender.wait_closed(timeout=10)
@@ -200,7 +206,7 @@ def test_too_many_messages_close_with_4529_and_the_one_over_the_rate_is_not_take
             with contextlib.suppress(ConnectionClosed):  # the server may close before the last is sent
                 for _ in range(BURST * 3):
                     await sender.raw(protocol.var_uint(protocol.MessageType.QUERY_AWARENESS))
-                await sender.raw(protocol.sync_update(_real_update(sender)))
+                await sender.raw(create_update_message(_real_update(sender)))
             closed = await sender.wait_closed(timeout=5)
             assert closed.code == 4529, closed
             assert update_rows(file_id) == rows and stored_text(file_id) == text
@@ -268,7 +274,7 @@ def test_a_refused_update_on_a_never_edited_document_stores_none_of_it(strict_se
             sender = await connect(strict_server, owner, paper)
             text = sender.text
             assert update_rows(file_id) == 0
-            await sender.raw(protocol.sync_update(_other_root_update()))
+            await sender.raw(create_update_message(_other_root_update()))
             closed = await sender.wait_closed(timeout=5)
             assert closed.code == 4400 and sender.refusals[-1]["code"] == "invalid_update"
             assert update_rows(file_id) == 0

@@ -17,7 +17,7 @@ from processing.relay.brokers import quire_conninfo
 from tests.concurrency import a_backend_waiting_on_lock
 from tests.library.factories import accept
 from tests.library.pdfs import text_pdf
-from tests.worker.polling import wait_until
+from tests.waiting import wait_until
 
 
 def _sample(name: str, labels: dict | None = None) -> float:

@@ -6,9 +6,9 @@ import uuid
 import pytest
 
 from access.services import member_remove, member_set
-from processing.api import synctex as synctex_api
-from processing.blobs import blob_put
+from processing.kernel.blobs import blob_put
 from processing.models import ProcessingArtifact
+from processing.synctex import lookups as synctex_api
 from tests.factories import ProjectFactory, UserFactory
 from tests.processing.api.synctex_documents import PROJECT, built, first_lines, needs_pdflatex
 from tests.processing.conftest import submit_build

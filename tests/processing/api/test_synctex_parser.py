@@ -7,9 +7,9 @@ import zlib
 
 import pytest
 
-from processing.api import synctex_parser as synctex
-from processing.api.synctex_parser import synctex_forward, synctex_input_paths, synctex_inverse, synctex_parse
 from processing.exceptions import SyncTexUnreadable
+from processing.synctex import parser as synctex
+from processing.synctex.parser import synctex_forward, synctex_input_paths, synctex_inverse, synctex_parse
 from tests.processing.api.synctex_documents import PROJECT, built, chapter, first_lines, line_of, needs_pdflatex
 
 PARAGRAPHS = [(path, f"Paragraph {n} of {name}") for path, name, count in
@@ -187,22 +187,27 @@ def test_a_compressed_point_repeats_the_last_full_v():
     assert synctex_forward(index, [1], 4)[0].page == 1  # the boundary on "=" lies in the same box
 
 
+def _gzipped(data: bytes) -> bytes:
+    """Gzip without a timestamp: the same bytes, so the same test ids, in every process (pytest-xdist)."""
+    return gzip.compress(data, mtime=0)
+
+
 @pytest.mark.parametrize(
     "data",
     [
         b"",
         b"plain text, not SyncTeX",
-        gzip.compress(b"%PDF-1.5\n"),
-        gzip.compress(b"SyncTeX Version:1\nContent:\n{1\n(1,x:0,0:0,0,0\n)\n}1\n"),  # not a number
-        gzip.compress(b"SyncTeX Version:1\nContent:\n{1\n)\n}1\n"),  # closes a box never opened
-        gzip.compress(b"SyncTeX Version:1\nContent:\n{1\n[1,1:0,0:0,0,0\n)\n}1\n"),  # a vbox closed as an hbox
-        gzip.compress(b"SyncTeX Version:1\nContent:\n{1\n{2\n}2\n}1\n"),  # a sheet in a sheet
-        gzip.compress(b"SyncTeX Version:1\nContent:\n{1\nk1,1:0\n}1\n"),  # a point without its v
-        gzip.compress(b"SyncTeX Version:1\nUnit:0\n"),
-        gzip.compress(b"SyncTeX Version:1\nContent:\n{1\n(1,1:9" + b"9" * 30 + b",0:0,0,0\n)\n}1\n"),  # overflows
-        gzip.compress(b"SyncTeX Version:1\n" + b"!" * (synctex.RECORD_BYTES_MAX + 1)),
-        gzip.compress(b"SyncTeX Version:1\n")[:-6],  # truncated
-        gzip.compress(b"SyncTeX Version:1\n") + b"trailing bytes",
+        _gzipped(b"%PDF-1.5\n"),
+        _gzipped(b"SyncTeX Version:1\nContent:\n{1\n(1,x:0,0:0,0,0\n)\n}1\n"),  # not a number
+        _gzipped(b"SyncTeX Version:1\nContent:\n{1\n)\n}1\n"),  # closes a box never opened
+        _gzipped(b"SyncTeX Version:1\nContent:\n{1\n[1,1:0,0:0,0,0\n)\n}1\n"),  # a vbox closed as an hbox
+        _gzipped(b"SyncTeX Version:1\nContent:\n{1\n{2\n}2\n}1\n"),  # a sheet in a sheet
+        _gzipped(b"SyncTeX Version:1\nContent:\n{1\nk1,1:0\n}1\n"),  # a point without its v
+        _gzipped(b"SyncTeX Version:1\nUnit:0\n"),
+        _gzipped(b"SyncTeX Version:1\nContent:\n{1\n(1,1:9" + b"9" * 30 + b",0:0,0,0\n)\n}1\n"),  # overflows
+        _gzipped(b"SyncTeX Version:1\n" + b"!" * (synctex.RECORD_BYTES_MAX + 1)),
+        _gzipped(b"SyncTeX Version:1\n")[:-6],  # truncated
+        _gzipped(b"SyncTeX Version:1\n") + b"trailing bytes",
     ],
 )
 def test_malformed_data_is_refused_cleanly(data):

@@ -3,7 +3,6 @@ environment (var/worker-venv, scripts/worker_venv.py), outside the checkout, wit
 
 import os
 import subprocess
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -60,13 +59,3 @@ def running_agent(url: str, directory: Path, *extra: str, name: str = "agent"):
                 process.kill()
                 process.wait()
         log.close()
-
-
-def wait_until(condition, *, timeout: float = 60.0, what: str = "condition"):
-    """Poll the database (or a process) until ``condition()`` is truthy."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if result := condition():
-            return result
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")

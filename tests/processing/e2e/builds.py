@@ -5,7 +5,7 @@ from pathlib import Path
 
 from processing.models import JobState, ProcessingJob
 from tests.factories import ProjectFactory
-from tests.processing.e2e.agents import wait_until
+from tests.waiting import wait_until
 from workspace import services as workspace_services
 
 ENDLESS_LOOP = (Path(__file__).resolve().parents[2] / "corpora" / "tex" / "endless-loop.tex").read_bytes()

@@ -3,34 +3,17 @@ import json
 import uuid
 from urllib.parse import urlsplit
 
-import pytest
-
-from tests.processing.factories import WORKER_TOKEN, deployment_toml
+from tests.live_site import site_fixture
+from tests.processing.factories import WORKER_TOKEN
 
 E2E_OPERATIONS = ["latex.compile.pdf/v1", "pdf.index.text/v1", "test.echo/v1"]
 E2E_LIMITS = {"lease_seconds": 30, "session_ttl_seconds": 30, "max_attempts": 3}
 
 
-@pytest.fixture(scope="module")
-def protocol_server(django_db_setup, django_db_blocker, tmp_path_factory):
-    """A real Quire server on the test database with a worker identity for the e2e operations."""
-    from tests.live_server import quire_server
-
-    root = tmp_path_factory.mktemp("protocol")
-    deployment = root / "deployment.toml"
-    deployment.write_text(deployment_toml(operations=E2E_OPERATIONS, limits=E2E_LIMITS))
-    storage = root / "storage"
-    storage.mkdir()
-    env = {"QUIRE_DEPLOYMENT_FILE": str(deployment), "QUIRE_TEST_OPERATIONS": "true"}
-    with django_db_blocker.unblock(), quire_server(storage_dir=storage, extra_env=env, workers=2) as url:
-        yield {"url": url, "deployment": deployment, "storage": storage, "root": root}
-
-
-@pytest.fixture(autouse=True)
-def _same_configuration_here(protocol_server, settings):
-    settings.QUIRE_DEPLOYMENT_FILE = str(protocol_server["deployment"])
-    settings.QUIRE_STORAGE_DIR = str(protocol_server["storage"])
-    settings.QUIRE_TEST_OPERATIONS = True
+# A real Quire server on the test database with a worker identity for the e2e operations.
+protocol_server = site_fixture(
+    "protocol_server", "protocol", operations=E2E_OPERATIONS, limits=E2E_LIMITS, test_operations=True, workers=2
+)
 
 
 class RawHttp:

@@ -18,7 +18,8 @@ from scripts.cluster.certificates import certificates_issue
 from scripts.cluster.haproxy import haproxy_config
 from tests.factories import ProjectFactory
 from tests.live_server import free_port
-from tests.processing.e2e.agents import running_agent, token_file, wait_until
+from tests.processing.e2e.agents import running_agent, token_file
+from tests.waiting import wait_until
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -31,7 +32,7 @@ ECHO = "test.echo/v1"
 def tls_proxy(protocol_server, tmp_path):
     """HAProxy on loopback terminating TLS in front of the test's Core server; yields (https URL, CA file)."""
     ca, bundle = certificates_issue(tmp_path / "certs", proxy_address="127.0.0.1", proxy_name="localhost")
-    core = urlsplit(protocol_server["url"])
+    core = urlsplit(protocol_server.url)
     tls_port = free_port()
     config = tmp_path / "haproxy.cfg"
     config.write_text(
@@ -68,7 +69,7 @@ def test_an_agent_given_the_ca_runs_a_job_through_the_tls_proxy(owner, protocol_
     project = ProjectFactory(owner=owner, starter=True)
     job_id = job_submit(actor_id=owner.pk, operation_name=ECHO, idempotency_key="tls", project_id=project.pk).job_id
 
-    with running_agent(url, protocol_server["root"], "--ca-file", str(ca), name="tls-agent"):
+    with running_agent(url, protocol_server.root, "--ca-file", str(ca), name="tls-agent"):
         wait_until(lambda: ProcessingJob.objects.get(pk=job_id).state == "succeeded", what="the job over HTTPS")
 
 
@@ -77,7 +78,7 @@ def test_a_proxy_whose_certificate_another_ca_signed_is_refused_at_once_without_
 ):
     url, _ = tls_proxy
     stranger, _ = certificates_issue(tmp_path / "stranger", proxy_address="127.0.0.1", proxy_name="localhost")
-    client = HttpCoreClient(url, token_file(protocol_server["root"]).read_text().strip(), ca_file=str(stranger))
+    client = HttpCoreClient(url, token_file(protocol_server.root).read_text().strip(), ca_file=str(stranger))
 
     started = time.monotonic()
     with pytest.raises(ssl.SSLCertVerificationError):

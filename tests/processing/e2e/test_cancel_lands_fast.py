@@ -16,10 +16,11 @@ from django.utils import timezone
 
 from processing.models import AttemptState, JobState, ProcessingAttempt, ProcessingJob, WorkerSession
 from tests.factories import bearer_token_for
-from tests.processing.e2e.agents import running_agent, wait_until
+from tests.live_site import site_fixture
+from tests.processing.e2e.agents import running_agent
 from tests.processing.e2e.builds import looping_build, processes_working_under
 from tests.processing.e2e.conftest import E2E_OPERATIONS, RawHttp
-from tests.processing.factories import deployment_toml
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -29,32 +30,23 @@ HEARTBEAT_SECONDS = min(LONG_LIMITS["lease_seconds"], LONG_LIMITS["session_ttl_s
 MEDIAN_TARGET_SECONDS = 2.0
 
 
-@pytest.fixture(scope="module")
-def protocol_server(django_db_setup, django_db_blocker, tmp_path_factory):
-    """The e2e server (see conftest), with limits that space an agent's heartbeats ``HEARTBEAT_SECONDS`` apart."""
-    from tests.live_server import quire_server
-
-    root = tmp_path_factory.mktemp("cancel-protocol")
-    deployment = root / "deployment.toml"
-    deployment.write_text(deployment_toml(operations=E2E_OPERATIONS, limits=LONG_LIMITS))
-    storage = root / "storage"
-    storage.mkdir()
-    env = {"QUIRE_DEPLOYMENT_FILE": str(deployment), "QUIRE_TEST_OPERATIONS": "true"}
-    with django_db_blocker.unblock(), quire_server(storage_dir=storage, extra_env=env, workers=2) as url:
-        yield {"url": url, "deployment": deployment, "storage": storage, "root": root}
+# The e2e server (see conftest), with limits that space an agent's heartbeats ``HEARTBEAT_SECONDS`` apart.
+protocol_server = site_fixture(
+    "protocol_server", "cancel-protocol", operations=E2E_OPERATIONS, limits=LONG_LIMITS, test_operations=True, workers=2
+)
 
 
 @pytest.fixture
 def author(owner, protocol_server):
-    return RawHttp(protocol_server["url"], bearer_token_for(owner))
+    return RawHttp(protocol_server.url, bearer_token_for(owner))
 
 
 @pytest.fixture
 def latex_agent(protocol_server, request):
     """A LaTeX agent of this test's own; yields the directory its jobs work in."""
     name = f"cancel-{request.node.name[:40]}"
-    root = protocol_server["root"]
-    with running_agent(protocol_server["url"], root, "--operations", LATEX, name=name):
+    root = protocol_server.root
+    with running_agent(protocol_server.url, root, "--operations", LATEX, name=name):
         yield {"name": name, "work": root / f"{name}-work"}
 
 

@@ -1,5 +1,5 @@
 """Behind a transaction pooler a claim's transaction runs on PostgreSQL itself, where its statements stay
-prepared (config/prepared.py), on a connection the server process's small direct pool lends it for that one
+prepared (foundation/database/prepared.py), on a connection the server process's small direct pool lends it for that one
 transaction: an acquire's long poll waits without it. Runs in the pooled test mode (scripts/pooled_tests.py),
 against a server whose direct pool holds a single connection."""
 
@@ -12,9 +12,9 @@ from django.conf import settings
 from processing.models import WorkerRequest
 from processing.submission.submit import job_submit
 from tests.factories import ProjectFactory
-from tests.processing.e2e.agents import wait_until
+from tests.live_site import site_fixture
 from tests.processing.e2e.conftest import E2E_LIMITS, E2E_OPERATIONS, FakeWorker
-from tests.processing.factories import deployment_toml
+from tests.waiting import wait_until
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -24,25 +24,16 @@ pytestmark = [
 ECHO = "test.echo/v1"
 
 
-@pytest.fixture(scope="module")
-def protocol_server(django_db_setup, django_db_blocker, tmp_path_factory):
-    """The e2e server (tests/processing/e2e/conftest.py), pooled as a deployment behind PgBouncer runs it, with
-    one direct connection to lend."""
-    from tests.live_server import quire_server
-
-    root = tmp_path_factory.mktemp("pooled-claims")
-    deployment = root / "deployment.toml"
-    deployment.write_text(deployment_toml(operations=E2E_OPERATIONS, limits=E2E_LIMITS))
-    storage = root / "storage"
-    storage.mkdir()
-    env = {
-        "QUIRE_DEPLOYMENT_FILE": str(deployment),
-        "QUIRE_TEST_OPERATIONS": "true",
-        "DATABASE_POOL": "true",
-        "DATABASE_DIRECT_POOL_SIZE": "1",
-    }
-    with django_db_blocker.unblock(), quire_server(storage_dir=storage, extra_env=env) as url:
-        yield {"url": url, "deployment": deployment, "storage": storage, "root": root}
+# The e2e server (tests/processing/e2e/conftest.py), pooled as a deployment behind PgBouncer runs it, with one
+# direct connection to lend.
+protocol_server = site_fixture(
+    "protocol_server",
+    "pooled-claims",
+    operations=E2E_OPERATIONS,
+    limits=E2E_LIMITS,
+    test_operations=True,
+    environment={"DATABASE_POOL": "true", "DATABASE_DIRECT_POOL_SIZE": "1"},
+)
 
 
 class LongPoll:
@@ -88,7 +79,7 @@ def _echo_jobs(owner, count: int) -> set[str]:
 
 
 def test_a_long_poll_waiting_for_work_leaves_the_one_direct_connection_to_the_claims_of_others(owner, protocol_server):
-    url = protocol_server["url"]
+    url = protocol_server.url
     # Waits longer than a claim would wait for a connection from the pool (10 s) before giving up.
     [idle] = _waiting([LongPoll(url, "pdf.index.text/v1", wait_seconds=12)])
     echoes = _waiting([LongPoll(url, ECHO) for _ in range(2)])

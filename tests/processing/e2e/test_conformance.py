@@ -33,12 +33,12 @@ def retried(send):
 
 @pytest.fixture
 def author(owner, protocol_server):
-    return RawHttp(protocol_server["url"], bearer_token_for(owner))
+    return RawHttp(protocol_server.url, bearer_token_for(owner))
 
 
 @pytest.fixture
 def worker(protocol_server):
-    return FakeWorker(protocol_server["url"])
+    return FakeWorker(protocol_server.url)
 
 
 def _capability(author, operation=LATEX):
@@ -230,7 +230,7 @@ def test_the_agents_client_uploads_on_the_claims_ticket_and_falls_back_when_it_e
     from quire_worker.client import HttpCoreClient
     from tests.processing.factories import WORKER_TOKEN
 
-    client = HttpCoreClient(protocol_server["url"], WORKER_TOKEN)
+    client = HttpCoreClient(protocol_server.url, WORKER_TOKEN)
     session = client.register(instance="e2e", processors=[{"operation": LATEX, "processor_contract": "c", "slots": 2}])
     for index in range(2):
         _build(author, ProjectFactory(owner=owner, starter=True), f"tickets-{index}")

@@ -14,9 +14,10 @@ from processing.queue.fair_share import FAIR_SHARE_YIELD
 from processing.queue.retry_policy import consumed_attempts
 from processing.upkeep.reapers import sweep
 from tests.factories import ProjectFactory, UserFactory, bearer_token_for
-from tests.processing.e2e.agents import running_agent, wait_until
+from tests.processing.e2e.agents import running_agent
 from tests.processing.e2e.builds import looping_build, processes_working_under
 from tests.processing.e2e.conftest import RawHttp
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -28,16 +29,16 @@ def _state(job_id) -> str:
 
 
 def test_a_waiting_authors_build_takes_the_slot_the_hogs_newer_build_gives_back(owner, protocol_server):
-    root = protocol_server["root"]
-    hog = RawHttp(protocol_server["url"], bearer_token_for(owner))
+    root = protocol_server.root
+    hog = RawHttp(protocol_server.url, bearer_token_for(owner))
     colleague = UserFactory()
-    with running_agent(protocol_server["url"], root, "--operations", LATEX, "--slots", "2", name="fair") as agent:
+    with running_agent(protocol_server.url, root, "--operations", LATEX, "--slots", "2", name="fair") as agent:
         work = root / "fair-work"
         older = looping_build(owner, hog, work, "older")
         newer = looping_build(owner, hog, work, "newer")
         wait_until(lambda: len(processes_working_under(work)) >= 2, what="TeX running both endless builds")
         project = ProjectFactory(owner=colleague, starter=True)
-        status, waiting, _ = RawHttp(protocol_server["url"], bearer_token_for(colleague)).json(
+        status, waiting, _ = RawHttp(protocol_server.url, bearer_token_for(colleague)).json(
             "POST", f"/v1/projects/{project.pk}/builds", {}, headers={"Idempotency-Key": "colleague"}
         )
         assert status == 202, waiting

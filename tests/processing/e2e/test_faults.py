@@ -18,9 +18,10 @@ from processing.submission.submit import job_submit
 from processing.upkeep.reapers import sweep
 from tests.factories import ProjectFactory
 from tests.live_server import database_environment_of_tests
-from tests.processing.e2e.agents import running_agent, wait_until
+from tests.processing.e2e.agents import running_agent
 from tests.processing.e2e.conftest import FakeWorker
 from tests.processing.sweeps import SWEEP_DATABASES
+from tests.waiting import wait_until
 from workspace import services as workspace_services
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=SWEEP_DATABASES)
@@ -51,7 +52,7 @@ def _backdate_leases(job_id: str) -> None:
 
 def test_a_killed_agents_job_is_completed_by_another_after_lease_expiry(owner, protocol_server):
     job_id = _echo_job(owner, steering={"echo-delay.txt": "1:300"})
-    with running_agent(protocol_server["url"], protocol_server["root"], name="doomed") as doomed:
+    with running_agent(protocol_server.url, protocol_server.root, name="doomed") as doomed:
         wait_until(lambda: _state(job_id) == JobState.RUNNING, what="the first agent to claim the job")
         os.kill(doomed.pid, signal.SIGKILL)
         doomed.wait()
@@ -60,7 +61,7 @@ def test_a_killed_agents_job_is_completed_by_another_after_lease_expiry(owner, p
     assert sweep().counts["leases_lost"] == 1
     assert _state(job_id) == JobState.QUEUED
 
-    with running_agent(protocol_server["url"], protocol_server["root"], "--max-jobs", "1", name="rescuer") as rescuer:
+    with running_agent(protocol_server.url, protocol_server.root, "--max-jobs", "1", name="rescuer") as rescuer:
         wait_until(lambda: _state(job_id) == JobState.SUCCEEDED, what="the second agent to finish the job")
         rescuer.wait(timeout=30)
 
@@ -73,7 +74,7 @@ def test_a_killed_agents_job_is_completed_by_another_after_lease_expiry(owner, p
 
 def test_an_expired_claims_late_delivery_is_refused_and_publishes_nothing(owner, protocol_server):
     job_id = _echo_job(owner)
-    worker = FakeWorker(protocol_server["url"])
+    worker = FakeWorker(protocol_server.url)
     _, session, _ = worker.register({ECHO: 1})
     offers = {"offers": [{"operation": ECHO, "permits": 1}], "wait_seconds": 5}
     claim = worker.post(f"sessions/{session['session_id']}/acquire", offers)[1]["claim"]
@@ -143,13 +144,14 @@ def test_a_crash_between_delivery_and_finalization_is_recovered_once(owner, prot
     assert ProcessingJob.objects.get(pk=job_id).artifacts.count() == 1
 
 
+@pytest.mark.exclusive
 def test_an_agent_survives_a_database_restart_and_no_job_is_lost(owner, protocol_server):
     if os.environ.get("DATABASE_URL"):
         pytest.skip("restarts only the embedded PostgreSQL this checkout owns")
     from config.embedded_db import restart
 
     during = _echo_job(owner, steering={"echo-delay.txt": "*:2"}, key="during-restart")
-    with running_agent(protocol_server["url"], protocol_server["root"], name="survivor"):
+    with running_agent(protocol_server.url, protocol_server.root, name="survivor"):
         wait_until(lambda: _state(during) == JobState.RUNNING, what="the job to start")
         connection.close()
         restart(ROOT / "var" / "pgdata")
@@ -161,13 +163,13 @@ def test_an_agent_survives_a_database_restart_and_no_job_is_lost(owner, protocol
 
 def test_a_frozen_worker_resumed_after_another_finished_publishes_nothing(owner, protocol_server):
     job_id = _echo_job(owner, steering={"echo-delay.txt": "1:2"}, key="frozen")
-    root = protocol_server["root"]
-    with running_agent(protocol_server["url"], root, name="frozen") as frozen:
+    root = protocol_server.root
+    with running_agent(protocol_server.url, root, name="frozen") as frozen:
         wait_until(lambda: _state(job_id) == JobState.RUNNING, what="the first claim")
         os.kill(frozen.pid, signal.SIGSTOP)
         _backdate_leases(job_id)
         sweep()
-        with running_agent(protocol_server["url"], root, "--max-jobs", "1", name="thawed-rival") as rival:
+        with running_agent(protocol_server.url, root, "--max-jobs", "1", name="thawed-rival") as rival:
             wait_until(lambda: _state(job_id) == JobState.SUCCEEDED, what="the second attempt to finish")
             rival.wait(timeout=30)
         os.kill(frozen.pid, signal.SIGCONT)
@@ -185,12 +187,12 @@ def test_a_job_that_crashes_every_worker_fails_after_the_attempt_limit_while_oth
     poison = _echo_job(owner, steering={"echo-crash.txt": "boom"}, key="poison")
     healthy = [_echo_job(owner, key=f"healthy-{index}") for index in range(3)]
     for _ in range(3):  # max_attempts in the e2e deployment
-        with running_agent(protocol_server["url"], protocol_server["root"], name="victim") as victim:
+        with running_agent(protocol_server.url, protocol_server.root, name="victim") as victim:
             wait_until(lambda victim=victim: victim.poll() is not None, what="the agent to crash on the poison job")
         _backdate_leases(poison)
         sweep()
 
-    with running_agent(protocol_server["url"], protocol_server["root"], name="survivor"):
+    with running_agent(protocol_server.url, protocol_server.root, name="survivor"):
         wait_until(lambda: all(_state(job) == JobState.SUCCEEDED for job in healthy), what="the healthy jobs")
 
     job = ProcessingJob.objects.get(pk=poison)
@@ -201,7 +203,7 @@ def test_a_job_that_crashes_every_worker_fails_after_the_attempt_limit_while_oth
 def test_terminated_database_connections_mid_request_give_503_and_a_retry_succeeds(owner, protocol_server):
     import threading
 
-    worker = FakeWorker(protocol_server["url"])
+    worker = FakeWorker(protocol_server.url)
     _, session, _ = worker.register({ECHO: 1})
     offers = {"offers": [{"operation": ECHO, "permits": 1}], "wait_seconds": 3}
     answers = []
@@ -221,9 +223,10 @@ def test_terminated_database_connections_mid_request_give_503_and_a_retry_succee
     connection.close()
 
     status, body, _ = answers[0]
-    if settings.TRANSACTION_POOLED:
-        # Between its statements the long poll holds no server session: the pooler's next one serves it.
-        assert status == 200
+    # Behind a pooler the long poll holds no server session between its statements, so the pooler's next one
+    # serves it; unless the pooler hands it a killed one before it has read the kill (CI's load showed it),
+    # when it is the direct case's 503, and the retry below is answered.
+    if settings.TRANSACTION_POOLED and status == 200:
         return
     assert status == 503 and body["error"]["code"] == "database_unavailable"
     status, body, _ = worker.post(

@@ -10,8 +10,9 @@ from pypdf import PdfReader
 from processing.models import JobState, ProcessingJob
 from quire_worker.processors.latex.synctex import input_records
 from tests.factories import ProjectFactory, bearer_token_for
-from tests.processing.e2e.agents import running_agent, wait_until
+from tests.processing.e2e.agents import running_agent
 from tests.processing.e2e.conftest import RawHttp
+from tests.waiting import wait_until
 from workspace import services as workspace_services
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -21,13 +22,13 @@ LATEX = "latex.compile.pdf/v1"
 
 @pytest.fixture
 def author(owner, protocol_server):
-    return RawHttp(protocol_server["url"], bearer_token_for(owner))
+    return RawHttp(protocol_server.url, bearer_token_for(owner))
 
 
 @pytest.fixture
 def latex_agent(protocol_server):
     with running_agent(
-        protocol_server["url"], protocol_server["root"], "--operations", LATEX, "--slots", "2", name="latex"
+        protocol_server.url, protocol_server.root, "--operations", LATEX, "--slots", "2", name="latex"
     ) as agent:
         yield agent
 

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def test_an_uploaded_pdf_is_indexed_by_a_real_agent_and_found_by_search(owner, protocol_server):
     project = ProjectFactory(owner=owner)
-    http = RawHttp(protocol_server["url"], bearer_token_for(owner))
+    http = RawHttp(protocol_server.url, bearer_token_for(owner))
     pdf = text_pdf(["Kittiwakes nest on narrow ledges.", "Puffins prefer burrows."], title="Seabirds")
 
     status, _, body = http.request(
@@ -29,8 +29,8 @@ def test_an_uploaded_pdf_is_indexed_by_a_real_agent_and_found_by_search(owner, p
     job_id = accepted["job"]["id"]
 
     with running_agent(
-        protocol_server["url"],
-        protocol_server["root"],
+        protocol_server.url,
+        protocol_server.root,
         "--operations",
         "pdf.index.text/v1",
         "--max-jobs",

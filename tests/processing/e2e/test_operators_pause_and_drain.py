@@ -19,9 +19,10 @@ from processing.ui.task_center import task_row_for
 from processing.upkeep.fleet import session_drain_by_operator
 from processing.upkeep.reapers import sweep
 from tests.operators.factories import operator_user
-from tests.processing.e2e.agents import running_agent, wait_until
+from tests.processing.e2e.agents import running_agent
 from tests.processing.e2e.test_faults import ECHO, _echo_job, _state
 from tests.processing.sweeps import SWEEP_DATABASES
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=SWEEP_DATABASES)
 
@@ -35,7 +36,7 @@ def _live_session(name: str) -> WorkerSession:
 
 def test_a_job_submitted_while_paused_waits_saying_so_and_runs_after_resume(owner, protocol_server):
     operator = operator_user(acting=True)
-    with running_agent(protocol_server["url"], protocol_server["root"], name="paused-echo"):
+    with running_agent(protocol_server.url, protocol_server.root, name="paused-echo"):
         _live_session("paused-echo")
         assert operation_pause(actor=operator, operation=ECHO)
 
@@ -55,7 +56,7 @@ def test_a_job_submitted_while_paused_waits_saying_so_and_runs_after_resume(owne
 
 def test_a_drained_session_finishes_its_running_job_takes_nothing_new_and_ends(owner, protocol_server):
     operator = operator_user(acting=True)
-    with running_agent(protocol_server["url"], protocol_server["root"], name="drained") as agent:
+    with running_agent(protocol_server.url, protocol_server.root, name="drained") as agent:
         session = _live_session("drained")
         running_job = _echo_job(owner, steering={"echo-delay.txt": "1:4"}, key="long")
         wait_until(lambda: _state(running_job) == JobState.RUNNING, what="the agent to claim the job")
@@ -77,7 +78,7 @@ def test_a_drained_session_finishes_its_running_job_takes_nothing_new_and_ends(o
 
 
 def test_a_session_draining_on_sigterm_is_closed_once_its_jobs_are_done(owner, protocol_server):
-    with running_agent(protocol_server["url"], protocol_server["root"], name="terminated") as agent:
+    with running_agent(protocol_server.url, protocol_server.root, name="terminated") as agent:
         session = _live_session("terminated")
         agent.send_signal(signal.SIGTERM)
         agent.wait(timeout=30)
@@ -92,7 +93,7 @@ def test_an_idle_agent_stops_on_sigterm_without_waiting_out_its_long_poll(owner,
     answers a draining session's long-poll with nothing), so the agent exits well before the long-poll would
     have returned by itself."""
     with running_agent(
-        protocol_server["url"], protocol_server["root"], "--acquire-wait", "20", name="idle-terminated"
+        protocol_server.url, protocol_server.root, "--acquire-wait", "20", name="idle-terminated"
     ) as agent:
         session = _live_session("idle-terminated")
         waiting = WorkerRequest.objects.filter(route=f"sessions/{session.pk}/acquire", response_status__isnull=True)

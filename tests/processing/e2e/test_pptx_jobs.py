@@ -9,9 +9,10 @@ from pptx.util import Inches
 
 from processing.models import ProcessingJob
 from tests.factories import ProjectFactory, bearer_token_for
-from tests.processing.e2e.agents import running_agent, wait_until
+from tests.live_site import site_fixture
+from tests.processing.e2e.agents import running_agent
 from tests.processing.e2e.conftest import RawHttp
-from tests.processing.factories import deployment_toml
+from tests.waiting import wait_until
 from workspace import facade as workspace_facade
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -20,35 +21,18 @@ IMPORT, EXPORT = "pptx.import.typst/v1", "typst.export.pptx/v1"
 PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
 
 
-@pytest.fixture(scope="module")
-def extended_server(django_db_setup, django_db_blocker, tmp_path_factory):
-    from tests.live_server import quire_server
-
-    root = tmp_path_factory.mktemp("extended")
-    deployment = root / "deployment.toml"
-    deployment.write_text(deployment_toml(operations=[IMPORT, EXPORT]))
-    (root / "storage").mkdir()
-    env = {"QUIRE_DEPLOYMENT_FILE": str(deployment), "QUIRE_DISTRIBUTION": "extended"}
-    with django_db_blocker.unblock(), quire_server(storage_dir=root / "storage", extra_env=env) as url:
-        yield {"url": url, "root": root, "deployment": deployment}
-
-
-@pytest.fixture(autouse=True)
-def _same_configuration_here(extended_server, settings):
-    settings.QUIRE_DEPLOYMENT_FILE = str(extended_server["deployment"])
-    settings.QUIRE_DISTRIBUTION = "extended"
-    settings.QUIRE_STORAGE_DIR = str(extended_server["root"] / "storage")
+extended_server = site_fixture("extended_server", "extended", operations=[IMPORT, EXPORT], distribution="extended")
 
 
 @pytest.fixture
 def author(owner, extended_server):
-    return RawHttp(extended_server["url"], bearer_token_for(owner))
+    return RawHttp(extended_server.url, bearer_token_for(owner))
 
 
 @pytest.fixture
 def pptx_agent(extended_server):
     with running_agent(
-        extended_server["url"], extended_server["root"], "--operations", f"{IMPORT},{EXPORT}", name="pptx"
+        extended_server.url, extended_server.root, "--operations", f"{IMPORT},{EXPORT}", name="pptx"
     ) as agent:
         yield agent
 
@@ -122,7 +106,7 @@ def test_a_typst_project_exports_to_a_pptx_with_one_slide_per_page(owner, author
     assert all(any(shape.shape_type == 13 for shape in slide.shapes) for slide in deck.slides)  # a picture each
 
 
-def test_the_import_finalizer_provisions_one_project_even_when_run_twice(owner):
+def test_the_import_finalizer_provisions_one_project_even_when_run_twice(owner, extended_server):
     from processing.finalization.finalize import job_finalize
     from processing.queue.claims import claim_acquire
     from processing.queue.delivery import Diagnostics, delivery_accept
@@ -149,7 +133,9 @@ def test_the_import_finalizer_provisions_one_project_even_when_run_twice(owner):
     assert Project.objects.filter(created_by_id=owner.pk).count() == 1
 
 
-def test_a_crash_between_provisioning_and_the_terminal_commit_leaves_no_second_project(owner, monkeypatch):
+def test_a_crash_between_provisioning_and_the_terminal_commit_leaves_no_second_project(
+    owner, monkeypatch, extended_server
+):
     from processing.finalization import finalize as finalization
     from processing.queue.claims import claim_acquire
     from processing.queue.delivery import Diagnostics, delivery_accept

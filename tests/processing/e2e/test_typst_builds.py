@@ -12,9 +12,10 @@ from pypdf import PdfReader
 
 from processing.submission.submit import job_submit
 from tests.factories import ProjectFactory, bearer_token_for
-from tests.processing.e2e.agents import running_agent, wait_until
+from tests.live_site import site_fixture
+from tests.processing.e2e.agents import running_agent
 from tests.processing.e2e.conftest import RawHttp
-from tests.processing.factories import deployment_toml
+from tests.waiting import wait_until
 from workspace import services as workspace_services
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -22,34 +23,23 @@ pytestmark = pytest.mark.django_db(transaction=True)
 TYPST = "typst.compile.pdf/v1"
 
 
-@pytest.fixture(scope="module")
-def community_server(django_db_setup, django_db_blocker, tmp_path_factory):
-    from tests.live_server import quire_server
-
-    root = tmp_path_factory.mktemp("typst-builds")
-    deployment = root / "deployment.toml"
-    deployment.write_text(deployment_toml(operations=[TYPST], limits={"lease_seconds": 30, "max_attempts": 3}))
-    (root / "storage").mkdir()
-    env = {"QUIRE_DEPLOYMENT_FILE": str(deployment), "QUIRE_DISTRIBUTION": "community"}
-    with django_db_blocker.unblock(), quire_server(storage_dir=root / "storage", extra_env=env) as url:
-        yield {"url": url, "root": root, "deployment": deployment}
-
-
-@pytest.fixture(autouse=True)
-def _same_configuration_here(community_server, settings):
-    settings.QUIRE_DEPLOYMENT_FILE = str(community_server["deployment"])
-    settings.QUIRE_DISTRIBUTION = "community"
-    settings.QUIRE_STORAGE_DIR = str(community_server["root"] / "storage")
+community_server = site_fixture(
+    "community_server",
+    "typst-builds",
+    operations=[TYPST],
+    limits={"lease_seconds": 30, "max_attempts": 3},
+    distribution="community",
+)
 
 
 @pytest.fixture
 def author(owner, community_server):
-    return RawHttp(community_server["url"], bearer_token_for(owner))
+    return RawHttp(community_server.url, bearer_token_for(owner))
 
 
 @pytest.fixture
 def typst_agent(community_server, author):
-    with running_agent(community_server["url"], community_server["root"], "--operations", TYPST, name="typst") as agent:
+    with running_agent(community_server.url, community_server.root, "--operations", TYPST, name="typst") as agent:
         wait_until(lambda: _capability(author) == "available", what="the agent to register")
         yield agent
 

@@ -50,7 +50,7 @@ def _claim(session):
 
 def _expire(claim) -> None:
     ProcessingAttempt.objects.filter(claim_id=claim.claim_id).update(
-        lease_expires_at=timezone.now() - timedelta(seconds=1)
+        lease_expires_at=timezone.now() - timedelta(hours=1)
     )
 
 
@@ -322,7 +322,7 @@ def test_a_released_job_waits_in_the_queue_afresh_instead_of_expiring_at_the_nex
 
     job_id = _job(owner, "released-late")
     claim = _claim(WorkerSessionFactory(processors={ECHO: 1}))
-    ProcessingJob.objects.filter(pk=job_id).update(deadline_at=timezone.now() - timedelta(seconds=1))
+    ProcessingJob.objects.filter(pk=job_id).update(deadline_at=timezone.now() - timedelta(hours=1))
 
     assert attempt_release(claim_id=claim.claim_id) == JobState.QUEUED
     deadlines_expire()

@@ -9,13 +9,13 @@ import threading
 import psycopg
 import pytest
 
-from config.direct_database import direct_connection_params
+from foundation.database.direct import direct_connection_params
 from processing.exceptions import RequestIdReused, RequestInProgress
 from processing.models import WorkerRequest
 from processing.protocol import replay
 from processing.protocol.replay import replay_run
 from tests.concurrency import run_together, separate_connection
-from tests.processing.e2e.agents import wait_until
+from tests.waiting import wait_until
 
 REQUEST_ID = "replay-held-1"
 PAYLOAD = json.dumps({"request_id": REQUEST_ID}).encode()
@@ -38,7 +38,7 @@ def a_duplicate_meets() -> str:
 
 
 def run(handler, route="sessions", payload=PAYLOAD):
-    """One request whose answer is sent: the ASGI handler closes a replayed response after sending it."""
+    """One request whose answer is sent: the server closes a replayed response after sending it."""
     response = replay_run(identity="pool", route=route, raw_payload=payload, handler=handler)
     response.close()
     return response
@@ -112,7 +112,7 @@ def test_a_response_that_cannot_be_stored_is_logged_and_its_retry_runs_once_the_
 def test_the_answer_is_stored_when_it_has_been_sent_not_before():
     response = replay_run(identity="pool", route="sessions", raw_payload=PAYLOAD, handler=lambda: (201, {"a": 1}))
 
-    # Between the answer and its close (while the ASGI handler sends it) a duplicate is still held off.
+    # Between the answer and its close (while the server sends it) a duplicate is still held off.
     assert a_duplicate_meets() == "held"
     assert WorkerRequest.objects.get(request_id=REQUEST_ID).response_status is None
 

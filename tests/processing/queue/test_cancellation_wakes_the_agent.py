@@ -21,7 +21,7 @@ from tests.processing.worker_calls import (
     session_with_one_echo_slot,
     worker_client,
 )
-from tests.worker.polling import wait_until
+from tests.waiting import wait_until
 
 LONG_WAIT = 20
 
@@ -185,7 +185,7 @@ def test_a_waiting_poll_holds_no_database_connection(owner):
 @pytest.mark.django_db
 def test_a_poll_of_a_session_that_ended_says_session_gone(owner):
     [(_, session_id, _)] = running_claims(owner, 1)
-    WorkerSession.objects.filter(pk=session_id).update(expires_at=timezone.now() - timedelta(seconds=1))
+    WorkerSession.objects.filter(pk=session_id).update(expires_at=timezone.now() - timedelta(hours=1))
 
     response = poll(session_id, wait_seconds=0)
 

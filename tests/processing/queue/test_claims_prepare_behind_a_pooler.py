@@ -1,5 +1,5 @@
 """Behind a transaction pooler a claim's transaction of its own runs on a connection to PostgreSQL itself that
-the process's small pool lends it (config/prepared.py), where its statements stay prepared: planned anew
+the process's small pool lends it (foundation/database/prepared.py), where its statements stay prepared: planned anew
 through the pooler, they cost PostgreSQL about 3 ms of a core an acquire. Runs in the pooled test mode
 (scripts/pooled_tests.py)."""
 
@@ -7,7 +7,7 @@ import pytest
 from django.conf import settings
 from django.db import connections
 
-from config.direct_database import DIRECT
+from foundation.database.direct import DIRECT
 from processing.queue.claims import claim_acquire, claims_acquire
 from tests.factories import ProjectFactory
 from tests.processing.conftest import submit_build

@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from processing.configuration import limits
+from processing.kernel.configuration import limits
 from processing.models import AttemptState, FailureClass, JobState, ProcessingAttempt, ProcessingJob
 from tests.processing.worker_calls import claim_the_next_job, post, queue_echo_jobs, session_with_one_echo_slot
 

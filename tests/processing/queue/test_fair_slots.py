@@ -11,7 +11,7 @@ from functools import partial
 
 import pytest
 
-from processing.configuration import WorkerIdentity
+from processing.kernel.configuration import WorkerIdentity
 from processing.models import (
     AttemptState,
     FailureClass,

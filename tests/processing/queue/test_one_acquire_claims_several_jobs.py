@@ -114,9 +114,9 @@ def test_each_claim_of_a_mixed_acquire_carries_upload_tickets_for_its_own_operat
 
     assert [claim.operation for claim in claims] == [LATEX, ECHO, LATEX, ECHO]
     tickets = [(claim, role, ticket) for claim in claims for role, ticket in claim.uploads.items()]
-    latex_roles = ["log", "pdf", "report", "synctex"]
+    latex_roles = ["log", "pdf", "report", "synctex", "warm"]
     assert [sorted(claim.uploads) for claim in claims] == [latex_roles, ["echo"], latex_roles, ["echo"]]
-    assert len({ticket.ticket_id for _, _, ticket in tickets}) == len(tickets) == 10
+    assert len({ticket.ticket_id for _, _, ticket in tickets}) == len(tickets) == 12
     for claim, role, ticket in tickets:
         row = TransferTicket.objects.get(pk=ticket.ticket_id)
         assert (row.kind, row.role, row.attempt.claim_id) == ("upload_output", role, claim.claim_id)

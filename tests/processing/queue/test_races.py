@@ -129,7 +129,7 @@ def test_concurrent_claimers_respect_the_requesters_running_limit(
 def test_the_claims_lock_statement_derives_advisory_keys_as_python_does():
     from django.db import connection
 
-    from processing.advisory import advisory_key
+    from processing.kernel.advisory import advisory_key
 
     values = ["7", "3f2b8c1e-0d4a-4b59-9a51-2f1f4b8e6c10", "ünïcode"]
     with connection.cursor() as cursor:
@@ -142,7 +142,7 @@ def test_a_claim_holds_the_locks_a_later_round_of_another_acquire_tries(api_clie
     """The first round locks by keys the database derives, later rounds by keys Python derives: the same."""
     from django.db import connection, transaction
 
-    from processing.advisory import advisory_key
+    from processing.kernel.advisory import advisory_key
     from processing.queue.claims import PROJECT_LOCK, REQUESTER_LOCK, SESSION_LOCK
 
     submit_build(api_client_for(owner), project, key="held")

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from processing.configuration import limits
+from processing.kernel.configuration import limits
 from processing.models import JobState, ProcessingJob
 from processing.queue.retry_policy import backoff_seconds
 from tests.processing.worker_calls import (
@@ -34,7 +34,7 @@ def fail_transiently(claim: dict) -> None:
 
 def backoff_comes_due(job_id: str) -> None:
     """What waiting out the backoff does to the job, without the test sleeping through it."""
-    ProcessingJob.objects.filter(pk=job_id).update(next_attempt_at=timezone.now() - timedelta(milliseconds=1))
+    ProcessingJob.objects.filter(pk=job_id).update(next_attempt_at=timezone.now() - timedelta(hours=1))
 
 
 def test_a_job_that_fails_transiently_twice_waits_out_growing_backoffs_then_succeeds(owner, configure_deployment):

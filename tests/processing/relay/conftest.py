@@ -4,7 +4,7 @@ import uuid
 import pytest
 from django.db import connection, transaction
 
-from processing.outbox import outbox_emit
+from processing.kernel.outbox import outbox_emit
 from processing.relay.brokers import BrokerOutcome
 
 

@@ -6,7 +6,7 @@ import threading
 import pytest
 from django.db import connection
 
-from processing.bundles import BundleFile, bundle_build, manifest_build
+from processing.kernel.bundles import BundleFile, bundle_build, manifest_build
 from processing.submission import capture as capture_module
 from processing.submission.capture import project_capture
 from tests.factories import ProjectFactory

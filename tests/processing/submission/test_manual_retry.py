@@ -7,9 +7,9 @@ from access.services import member_set
 from processing.exceptions import JobNotFound, JobNotRetryable, TooManyActiveJobs
 from processing.models import JobState, ProcessingJob
 from processing.submission.manual_retry import job_retry, job_retry_by_operator
-from processing.transitions import failure_fields, job_transition
 from tests.factories import ProjectFactory, UserFactory
 from tests.processing.conftest import submit_build
+from tests.processing.factories import JobFactory
 from tests.processing.ui.conftest import fail_build
 
 pytestmark = pytest.mark.django_db
@@ -47,10 +47,7 @@ def test_only_failed_jobs_are_retried(owner, owner_client, project):
 
 
 def test_a_job_that_failed_before_capture_cannot_be_retried(owner, project):
-    job = ProcessingJob.objects.create(
-        operation="latex.compile.pdf/v1", requester_id=owner.pk, project_id=project.pk, options_digest="x"
-    )
-    job_transition(job_id=job.pk, to=JobState.FAILED, **failure_fields("transient_infrastructure", "x", "y"))
+    job = JobFactory(failed=True, operation="latex.compile.pdf/v1", requester=owner, project_id=project.pk)
 
     with pytest.raises(JobNotRetryable):
         job_retry_by_operator(job_id=job.pk)

@@ -1,10 +1,10 @@
 """Builds and library indexing are separate resource classes: each has its own active and running quotas,
-named in the deployment TOML (processing/partitions.py)."""
+named in the deployment TOML (processing/kernel/partitions.py)."""
 
 import pytest
 
-from processing.configuration import deployment
 from processing.exceptions import TooManyActiveJobs
+from processing.kernel.configuration import deployment
 from processing.models import JobState, ProcessingJob
 from processing.queue.claims import claim_acquire
 from processing.submission.submit import job_submit

@@ -12,6 +12,7 @@ from processing.upkeep.reapers import sweep
 from tests.concurrency import run_together
 from tests.factories import ProjectFactory, UserFactory
 from tests.processing.conftest import submit_build
+from tests.processing.factories import JobFactory
 from tests.processing.sweeps import SWEEP_DATABASES
 from tests.processing.worker_calls import ECHO
 from workspace import services as workspace_services
@@ -250,7 +251,7 @@ def a_submission_whose_request_dies_after_reserving(owner_client, project, monke
 
 def a_dead_preparation_whose_lease_ran_out(owner_client, project, monkeypatch, key: str) -> str:
     job_id = a_submission_whose_request_dies_after_reserving(owner_client, project, monkeypatch, key)
-    ProcessingJob.objects.filter(pk=job_id).update(preparation_lease_until=timezone.now() - timedelta(seconds=1))
+    ProcessingJob.objects.filter(pk=job_id).update(preparation_lease_until=timezone.now() - timedelta(hours=1))
     return job_id
 
 
@@ -270,7 +271,7 @@ def preparations_counted(monkeypatch) -> list:
 
 def test_a_retry_takes_over_a_preparation_whose_request_died_once_its_lease_ran_out(owner_client, project, monkeypatch):
     job_id = a_submission_whose_request_dies_after_reserving(owner_client, project, monkeypatch, "died")
-    ProcessingJob.objects.filter(pk=job_id).update(preparation_lease_until=timezone.now() - timedelta(seconds=1))
+    ProcessingJob.objects.filter(pk=job_id).update(preparation_lease_until=timezone.now() - timedelta(hours=1))
 
     retried = submit_build(owner_client, project, key="died")
 
@@ -322,7 +323,7 @@ def test_the_maintenance_loop_fails_a_project_job_whose_request_died_rather_than
     )
 
     assert sweep().counts["preparations_abandoned"] == 0, "the lease still holds"
-    ProcessingJob.objects.filter(pk=job_id).update(preparation_lease_until=timezone.now() - timedelta(seconds=1))
+    ProcessingJob.objects.filter(pk=job_id).update(preparation_lease_until=timezone.now() - timedelta(hours=1))
     assert sweep().counts["preparations_abandoned"] == 1
 
     job = ProcessingJob.objects.get(pk=job_id)
@@ -359,13 +360,12 @@ def test_a_preparation_that_broke_off_lets_its_lease_go_so_the_retry_prepares_at
 def test_an_uploads_preparation_is_left_to_a_retry_that_carries_its_bytes(owner):
     from processing.operations import PPTX_IMPORT_TYPST
 
-    upload_job = ProcessingJob.objects.create(
+    upload_job = JobFactory(
+        preparing=True,
         operation=PPTX_IMPORT_TYPST.name,
-        requester_id=owner.pk,
-        options_digest="0" * 64,
+        requester=owner,
         input_filename="deck.pptx",
-        deadline_at=timezone.now() + timedelta(minutes=10),
-        preparation_lease_until=timezone.now() - timedelta(seconds=1),
+        preparation_lease_until=timezone.now() - timedelta(hours=1),
     )
 
     assert preparations_abandoned_fail() == 0

@@ -11,11 +11,9 @@ from playwright.sync_api import Page, expect
 
 from access.services import member_remove, member_set
 from processing.models import JobState, ProcessingJob
-from tests.browser_support import chromium_launched, pane_shows, screenshot, sign_in, user_who_signs_in
+from tests.browser_support import pane_shows, screenshot, sign_in, user_who_signs_in
 from tests.factories import ProjectFactory
-from tests.live_server import quire_server
-from tests.processing.e2e.agents import running_agent
-from tests.processing.factories import deployment_toml
+from tests.live_site import site_fixture
 from workspace import services as workspace_services
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -31,42 +29,20 @@ THREE_PAGES = (
 BROKEN = "\\documentclass{article}\n\\begin{document}\nHello\n\\undefinedcommand\n\\end{document}\n"
 
 
-@pytest.fixture(scope="module")
-def quire(django_db_setup, django_db_blocker, tmp_path_factory):
-    root = tmp_path_factory.mktemp("author-loop")
-    deployment = root / "deployment.toml"
-    deployment.write_text(deployment_toml(operations=OPERATIONS, limits={"lease_seconds": 30}))
-    storage = root / "storage"
-    storage.mkdir()
-    environment = {"QUIRE_DEPLOYMENT_FILE": str(deployment), "COLLAB_PROJECTION_DELAY_SECONDS": "0.3"}
-    agent = ("--operations", ",".join(OPERATIONS), "--slots", "2", "--acquire-wait", "1")
-    with (
-        django_db_blocker.unblock(),
-        quire_server(storage_dir=storage, extra_env=environment, workers=2) as url,
-        running_agent(url, root, *agent, name="author-loop"),
-    ):
-        yield {"url": url, "deployment": deployment}
-
-
-@pytest.fixture(autouse=True)
-def _same_configuration_here(quire, settings):
-    settings.QUIRE_DEPLOYMENT_FILE = str(quire["deployment"])
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    with chromium_launched() as browser:
-        yield browser
-
-
-@pytest.fixture
-def author(transactional_db):
-    return user_who_signs_in()
+quire = site_fixture(
+    "quire",
+    "author-loop",
+    operations=OPERATIONS,
+    limits={"lease_seconds": 30},
+    environment={"COLLAB_PROJECTION_DELAY_SECONDS": "0.3"},
+    workers=2,
+    agent_slots=2,
+)
 
 
 @pytest.fixture
 def page(chromium, quire):
-    context = chromium.new_context(base_url=quire["url"], viewport={"width": 1600, "height": 900})
+    context = chromium.new_context(base_url=quire.url, viewport={"width": 1600, "height": 900})
     context.set_default_timeout(20_000)
     page = context.new_page()
     yield page
@@ -176,7 +152,7 @@ def test_a_removed_members_pdf_pane_stops_loading(chromium, quire, author):
     member = user_who_signs_in()
     project = ProjectFactory(owner=author, name="Shared", starter=True)
     member_set(actor_id=author.pk, project_id=project.pk, username=member.username, role="editor")
-    context = chromium.new_context(base_url=quire["url"], viewport={"width": 1600, "height": 900})
+    context = chromium.new_context(base_url=quire.url, viewport={"width": 1600, "height": 900})
     page = context.new_page()
     try:
         _open(page, member, project, "main.tex")
@@ -204,7 +180,7 @@ def test_a_removed_members_pdf_pane_stops_loading(chromium, quire, author):
 
 def test_on_a_phone_source_and_pdf_are_two_tabs(chromium, quire, author):
     project = ProjectFactory(owner=author, name="Pocket", starter=True)
-    context = chromium.new_context(base_url=quire["url"], viewport={"width": 390, "height": 844}, is_mobile=True)
+    context = chromium.new_context(base_url=quire.url, viewport={"width": 390, "height": 844}, is_mobile=True)
     page = context.new_page()
     try:
         _open(page, author, project, "main.tex")
@@ -227,7 +203,7 @@ def test_the_library_reads_documents_in_the_pane_opens_search_hits_at_their_page
     from tests.library.pdfs import text_pdf
 
     project = ProjectFactory(owner=author, name="Reading")
-    context = chromium.new_context(base_url=quire["url"], viewport={"width": 390, "height": 844}, is_mobile=True)
+    context = chromium.new_context(base_url=quire.url, viewport={"width": 390, "height": 844}, is_mobile=True)
     page = context.new_page()
     pdf = text_pdf(["first page words", "the kestrel hovers", "last page"])
     try:
@@ -324,3 +300,81 @@ def test_synctex_shows_the_cursors_line_in_the_pdf_and_a_ctrl_click_there_opens_
     )
     assert page.url.endswith("file=chapters/one.tex") or "chapters%2Fone.tex" in page.url
     screenshot(page, "author-loop-synctex")
+
+
+def _open_build_menu(page: Page) -> None:
+    menu = page.locator("details.build-menu")
+    if menu.get_attribute("open") is None:
+        menu.locator("summary").click()
+
+
+def test_build_when_i_stop_typing_builds_after_a_pause_and_stays_on_after_a_reload(page, author):
+    project = ProjectFactory(owner=author, name="Auto-build")
+    workspace_services.file_write(actor_id=author.pk, project_id=project.pk, path="main.tex", data=THREE_PAGES.encode())
+    _open(page, author, project, "main.tex")
+    _open_build_menu(page)
+    page.locator("#auto-build").check()
+
+    page.reload()
+    expect(page.locator(".live-editor-ready")).to_be_visible()
+    _open_build_menu(page)
+    expect(page.locator("#auto-build")).to_be_checked()
+    page.evaluate(
+        """() => {
+             document.addEventListener("keydown", () => { window.__lastKey = performance.now(); }, true);
+             document.body.addEventListener("htmx:configRequest", (event) => {
+               if (event.detail.elt.closest("form.build-form")) window.__buildSent = performance.now();
+             });
+           }"""
+    )
+    _type_at_end_of_line(page, 7, " Pausedword")  # and no Ctrl+Enter
+
+    _build_state(page, "succeeded")
+    _pane_shows(page, "Pausedword", page_number=2)
+    assert page.evaluate("window.__buildSent - window.__lastKey") >= 1500, "built before the pause was over"
+    jobs = ProcessingJob.objects.filter(project_id=project.pk)
+    assert [job.options for job in jobs] == [{"supersede": True}]
+    expect(page.locator("#build-status .build-took")).to_contain_text(re.compile(r"in \d+\.\d s · from scratch"))
+
+
+def test_a_rebuild_starts_warm_says_so_and_recompile_from_scratch_does_not(page, author):
+    project = ProjectFactory(owner=author, name="Warm")
+    workspace_services.file_write(actor_id=author.pk, project_id=project.pk, path="main.tex", data=THREE_PAGES.encode())
+    _open(page, author, project, "main.tex")
+    _build(page)
+    _build_state(page, "succeeded")
+    first = page.locator("#build-status").get_attribute("data-job-id")
+
+    _type_at_end_of_line(page, 7, " Warmword")
+    _build(page)
+    expect(page.locator("#build-status")).not_to_have_attribute("data-job-id", first, timeout=BUILD_MS)
+    expect(page.locator("#build-status .build-took")).to_contain_text("warm start", timeout=BUILD_MS)
+    _pane_shows(page, "Warmword", page_number=2)
+    warm = page.locator("#build-status").get_attribute("data-job-id")
+
+    _open_build_menu(page)
+    page.get_by_role("button", name="Recompile from scratch").click()
+    expect(page.locator("#build-status")).not_to_have_attribute("data-job-id", warm, timeout=BUILD_MS)
+    expect(page.locator("#build-status .build-took")).to_contain_text("from scratch", timeout=BUILD_MS)
+    clean = ProcessingJob.objects.get(pk=page.locator("#build-status").get_attribute("data-job-id"))
+    assert (clean.options, clean.cache_hit, clean.build_start) == ({"clean": True}, False, "clean")
+    screenshot(page, "author-loop-warm-and-clean")
+
+
+def test_build_when_i_stop_typing_holds_while_offline_and_builds_once_back(page, author):
+    project = ProjectFactory(owner=author, name="Offline auto-build")
+    workspace_services.file_write(actor_id=author.pk, project_id=project.pk, path="main.tex", data=THREE_PAGES.encode())
+    _open(page, author, project, "main.tex")
+    _open_build_menu(page)
+    page.locator("#auto-build").check()
+
+    page.context.set_offline(True)
+    page.wait_for_function("() => !navigator.onLine")
+    _type_at_end_of_line(page, 7, " Offlineword")
+    expect(page.locator("html")).to_have_attribute("data-auto-build", "held-offline")
+    assert not ProcessingJob.objects.filter(project_id=project.pk).exists()
+
+    page.context.set_offline(False)
+    _build_state(page, "succeeded")
+    _pane_shows(page, "Offlineword", page_number=2)
+    assert ProcessingJob.objects.filter(project_id=project.pk).count() == 1

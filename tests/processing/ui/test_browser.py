@@ -9,16 +9,13 @@ import re
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from processing.models import JobState, ProcessingJob, WorkerSession
-from tests.browser_support import chromium_launched
-from tests.factories import ProjectFactory, UserFactory
-from tests.live_server import quire_server
-from tests.processing.e2e.agents import running_agent, wait_until
-from tests.processing.factories import deployment_toml
+from tests.factories import ProjectFactory
+from tests.live_site import site_fixture
+from tests.waiting import wait_until
 from workspace import services as workspace_services
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -31,57 +28,14 @@ PASSWORD = "browser-password"
 BROKEN = "\\documentclass{article}\n\\begin{document}\nHello\n\\undefinedcommand\n\\end{document}\n"
 
 
-class Agent:
-    """The module's worker agent; the last test stops it to see what authors see without workers."""
-
-    def __init__(self, url: str, root: Path):
-        self._context = running_agent(
-            url, root, "--operations", LATEX, "--slots", "2", "--acquire-wait", "1", name="browser-latex"
-        )
-        self._context.__enter__()
-
-    def stop(self) -> None:
-        if self._context is not None:
-            self._context.__exit__(None, None, None)
-            self._context = None
-
-
-@pytest.fixture(scope="module")
-def quire(django_db_setup, django_db_blocker, tmp_path_factory):
-    root = tmp_path_factory.mktemp("browser")
-    deployment = root / "deployment.toml"
-    deployment.write_text(deployment_toml(operations=[LATEX], limits={"lease_seconds": 30, "session_ttl_seconds": 30}))
-    storage = root / "storage"
-    storage.mkdir()
-    with (
-        django_db_blocker.unblock(),
-        quire_server(storage_dir=storage, extra_env={"QUIRE_DEPLOYMENT_FILE": str(deployment)}, workers=2) as url,
-    ):
-        agent = Agent(url, root)
-        try:
-            yield {"url": url, "agent": agent, "deployment": deployment}
-        finally:
-            agent.stop()
-
-
-@pytest.fixture(autouse=True)
-def _same_configuration_here(quire, settings):
-    settings.QUIRE_DEPLOYMENT_FILE = str(quire["deployment"])
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    with chromium_launched() as browser:
-        yield browser
-
-
-@pytest.fixture
-def author(transactional_db):
-    """A user who signs in through the form; the server checks passwords with its own (production) hasher."""
-    user = UserFactory()
-    user.password = PBKDF2PasswordHasher().encode(PASSWORD, PBKDF2PasswordHasher().salt())
-    user.save(update_fields=["password"])
-    return user
+quire = site_fixture(
+    "quire",
+    "browser",
+    operations=[LATEX],
+    limits={"lease_seconds": 30, "session_ttl_seconds": 30},
+    workers=2,
+    agent_slots=2,
+)
 
 
 @pytest.fixture
@@ -90,7 +44,7 @@ def demo(author):
 
 
 def _new_page(chromium, quire, **options) -> Page:
-    context = chromium.new_context(base_url=quire["url"], **options)
+    context = chromium.new_context(base_url=quire.url, **options)
     context.set_default_timeout(20_000)
     return context.new_page()
 
@@ -263,7 +217,7 @@ def test_a_small_screen_opens_the_full_page_task_center(chromium, quire, author,
 
 
 def test_without_workers_build_says_the_job_will_wait_and_it_can_be_cancelled(page, quire, author, demo):
-    quire["agent"].stop()  # the last test of the module: SIGTERM drains the agent and closes its session
+    quire.stop_agent()  # the last test of the module: SIGTERM drains the agent and closes its session
     wait_until(lambda: not _workers_live(), what="the worker to be gone")
     _sign_in(page, author)
     _open_project(page)

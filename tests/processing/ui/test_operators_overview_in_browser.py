@@ -14,8 +14,7 @@ from processing.models import OperationRollup, Resolution
 from processing.submission.submit import job_submit
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, database_quiet, screenshot, sign_in, user_who_signs_in
 from tests.factories import ProjectFactory
-from tests.live_server import quire_server
-from tests.processing.factories import deployment_toml
+from tests.live_site import site_fixture
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -24,23 +23,7 @@ OVERVIEW = "/admin/processing/processingjob/overview/"
 MINUTES = 30
 
 
-@pytest.fixture(scope="module")
-def quire(django_db_setup, django_db_blocker, tmp_path_factory):
-    root = tmp_path_factory.mktemp("operators-overview")
-    deployment = root / "deployment.toml"
-    deployment.write_text(deployment_toml(operations=[ECHO, "latex.compile.pdf/v1"]))
-    storage = root / "storage"
-    storage.mkdir()
-    environment = {"QUIRE_DEPLOYMENT_FILE": str(deployment), "QUIRE_TEST_OPERATIONS": "true"}
-    with django_db_blocker.unblock(), quire_server(storage_dir=storage, extra_env=environment, workers=1) as url:
-        yield {"url": url, "deployment": deployment, "storage": storage}
-
-
-@pytest.fixture(autouse=True)
-def _same_configuration_here(quire, settings):
-    settings.QUIRE_DEPLOYMENT_FILE = str(quire["deployment"])
-    settings.QUIRE_STORAGE_DIR = str(quire["storage"])
-    settings.QUIRE_TEST_OPERATIONS = True
+quire = site_fixture("quire", "operators-overview", operations=[ECHO, "latex.compile.pdf/v1"], test_operations=True)
 
 
 @pytest.fixture
@@ -48,7 +31,7 @@ def page(quire):
     with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
         patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(base_url=quire["url"], viewport={"width": 1366, "height": 900})
+        context = browser.new_context(base_url=quire.url, viewport={"width": 1366, "height": 900})
         context.set_default_timeout(15_000)
         yield context.new_page()
         context.close()

@@ -9,7 +9,7 @@ from django.test import Client
 from access.services import member_set
 from processing.models import JobState, ProcessingJob
 from tests.factories import ProjectFactory, UserFactory
-from tests.processing.factories import WorkerSessionFactory
+from tests.processing.factories import JobFactory, WorkerSessionFactory
 from tests.processing.submission.test_pptx_checks import PPTX, package
 
 pytestmark = pytest.mark.django_db
@@ -36,6 +36,27 @@ def test_build_pdf_submits_with_the_chosen_compiler(htmx, project):
     assert "quire:job-submitted" in response["HX-Trigger"]
     fresh = KEY.search(response.content.decode())
     assert fresh.group(1) == "build-key" and 'hx-swap-oob="true"' in response.content.decode()
+
+
+def test_recompile_from_scratch_and_build_when_i_stop_typing_post_their_flags(htmx, project):
+    htmx("post", f"/projects/{project.pk}/processing/build", {"idempotency_key": "menu", "clean": "1"})
+    htmx("post", f"/projects/{project.pk}/processing/build", {"idempotency_key": "paused", "supersede": "1"})
+
+    options = list(ProcessingJob.objects.filter(project_id=project.pk).order_by("created_at").values_list("options"))
+    assert options == [({"clean": True},), ({"supersede": True},)]
+
+
+def test_a_latex_project_offers_the_build_menu_and_a_typst_one_its_preview_instead(
+    htmx, project, owner, configure_deployment
+):
+    configure_deployment(operations=[LATEX, "typst.compile.pdf/v1"])
+    typst = ProjectFactory(owner=owner, project_type="typst", starter=True)
+
+    latex_actions, typst_actions = _actions(htmx, project), _actions(htmx, typst)
+
+    assert "Recompile from scratch" in latex_actions and 'id="auto-build"' in latex_actions
+    assert "Recompile from scratch" not in typst_actions and 'id="auto-build"' not in typst_actions
+    assert "live preview follows your typing" in typst_actions
 
 
 def test_the_same_form_sent_twice_is_one_job(htmx, project):
@@ -159,13 +180,15 @@ def test_importing_a_pptx_creates_a_requester_owned_job(htmx, owner, extended):
 
 
 def test_a_finished_imports_row_leads_with_opening_the_new_project(htmx, owner):
-    from processing.transitions import job_transition
 
     imported = ProjectFactory(owner=owner, starter=True)
-    job = ProcessingJob.objects.create(
-        operation="pptx.import.typst/v1", requester_id=owner.pk, options_digest="x", input_filename="deck.pptx"
+    job = JobFactory(
+        succeeded=True,
+        operation="pptx.import.typst/v1",
+        requester=owner,
+        input_filename="deck.pptx",
+        result_project_id=imported.pk,
     )
-    job_transition(job_id=job.pk, to=JobState.SUCCEEDED, result_project_id=imported.pk)
 
     row = htmx("get", f"/tasks/{job.pk}").content.decode()
 

@@ -171,3 +171,14 @@ def test_a_polled_row_whose_job_is_no_longer_visible_stops_polling(htmx, queued_
     assert response.status_code == 286
     assert "no longer available" in response.content.decode()
     assert not POLL.search(response.content.decode())
+
+
+def test_a_superseded_build_says_so_and_the_status_names_the_newer_one(htmx, owner_client, project):
+    older = submit_build(owner_client, project, key="typed-1", body={"supersede": True}).json()
+    newer = submit_build(owner_client, project, key="typed-2", body={"supersede": True}).json()
+
+    row = htmx("get", f"/tasks/{older['id']}").content.decode()
+    status = htmx("get", f"/projects/{project.pk}/processing/build-status").content.decode()
+
+    assert ">Superseded<" in row and "Stopped with an error" not in row
+    assert f'data-job-id="{newer["id"]}"' in status

@@ -12,8 +12,8 @@ from processing.upkeep.fleet import drained_sessions_close, session_drain_by_ope
 from tests.concurrency import backend_waiting_on_lock
 from tests.operators.factories import operator_user
 from tests.processing import worker_calls as worker
-from tests.processing.e2e.agents import wait_until
 from tests.processing.factories import WorkerSessionFactory
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the claim, the drain and the close are other connections
 

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from processing.blobs import blob_put
+from processing.kernel.blobs import blob_put
 from processing.models import OutboxEvent, ProcessingAttempt, ProcessingBlob, ProcessingJob, TerminalCommit
 from processing.upkeep.invariants import check_all
 from processing.upkeep.reapers import sweep

@@ -19,8 +19,8 @@ from django.db.models import F
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
+from processing.kernel.outbox import outbox_emit
 from processing.models import InvariantReport, JobState, OutboxEvent, ProcessingJob
-from processing.outbox import outbox_emit
 from processing.queue.delivery import Diagnostics, delivery_accept
 from processing.upkeep.reapers import sweep
 from tests.processing.conftest import submit_build

@@ -6,8 +6,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from processing.clock import db_now
-from processing.configuration import limits
+from processing.kernel.clock import db_now
+from processing.kernel.configuration import limits
 from processing.models import IdempotencyReservation, JobState, OutboxEvent, ProcessingJob, StagedOutput
 from processing.submission.submit import job_submit
 from processing.upkeep import reapers
@@ -20,19 +20,14 @@ from processing.upkeep.reapers import (
 )
 from tests.factories import ProjectFactory
 from tests.processing import worker_calls as worker
+from tests.processing.factories import JobFactory
 from tests.processing.sweeps import SWEEP_DATABASES
 
 pytestmark = pytest.mark.django_db
 
 
 def preparing_job(owner, *, deadline_in: timedelta) -> ProcessingJob:
-    return ProcessingJob.objects.create(
-        operation=worker.ECHO,
-        requester_id=owner.pk,
-        state=JobState.PREPARING,
-        options_digest="0" * 64,
-        deadline_at=db_now() + deadline_in,
-    )
+    return JobFactory(preparing=True, requester=owner, deadline_at=db_now() + deadline_in)
 
 
 def test_an_abandoned_preparation_expires_after_its_deadline_and_a_live_one_does_not(owner):

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from processing.clock import db_now
+from processing.kernel.clock import db_now
 from processing.models import AttemptState, JobState, ProcessingAttempt, ProcessingJob, SessionState, WorkerSession
 from processing.queue.claims import claim_acquire
 from processing.upkeep.invariants import check_all

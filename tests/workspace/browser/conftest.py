@@ -11,9 +11,7 @@ from access.services import member_set
 from collaboration.models import LiveConnection
 from tests.browser_support import chromium_launched, sign_in, user_who_signs_in
 from tests.factories import ProjectFactory, bearer_token_for
-from tests.live_server import quire_server
-from tests.processing.e2e.agents import running_agent
-from tests.processing.factories import deployment_toml
+from tests.live_site import site_fixture
 from workspace import services as workspace_services
 
 LATEX = "latex.compile.pdf/v1"
@@ -21,31 +19,18 @@ PAPER = "\\documentclass{article}\n\\begin{document}\n\\input{sections/intro}\nC
 INTRO = "\\section{Introduction}\nIntroductory words.\n"
 
 
-@pytest.fixture(scope="package")
-def quire(django_db_setup, django_db_blocker, tmp_path_factory, channel_layer_of_tests):
-    root = tmp_path_factory.mktemp("shared-project")
-    deployment = root / "deployment.toml"
-    deployment.write_text(deployment_toml(operations=[LATEX], limits={"lease_seconds": 30}))
-    storage = root / "storage"
-    storage.mkdir()
-    # Access is re-read once a minute: what a page shows at once comes from the change's own announcement.
-    environment = {
-        "QUIRE_DEPLOYMENT_FILE": str(deployment),
-        "COLLAB_PROJECTION_DELAY_SECONDS": "0.3",
-        "COLLAB_ACCESS_CHECK_SECONDS": "60",
-    }
-    agent = ("--operations", LATEX, "--slots", "2", "--acquire-wait", "1")
-    with (
-        django_db_blocker.unblock(),
-        quire_server(storage_dir=storage, extra_env=environment, workers=2) as url,
-        running_agent(url, root, *agent, name="shared-project"),
-    ):
-        yield {"url": url, "deployment": deployment}
-
-
-@pytest.fixture(autouse=True)
-def _same_configuration_here(quire, settings):
-    settings.QUIRE_DEPLOYMENT_FILE = str(quire["deployment"])
+# Access is re-read once a minute: what a page shows at once comes from the change's own announcement.
+quire = site_fixture(
+    "quire",
+    "shared-project",
+    scope="package",
+    needs=("channel_layer_of_tests",),
+    operations=[LATEX],
+    limits={"lease_seconds": 30},
+    environment={"COLLAB_PROJECTION_DELAY_SECONDS": "0.3", "COLLAB_ACCESS_CHECK_SECONDS": "60"},
+    workers=2,
+    agent_slots=2,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -60,6 +45,7 @@ def _servers_settled(transactional_db):
 
 @pytest.fixture(scope="package")
 def chromium():
+    """One Chromium for the package, as its server is (tests/browser_support.py's is one per module)."""
     with chromium_launched() as browser:
         yield browser
 
@@ -102,7 +88,7 @@ class Api:
 
 @pytest.fixture
 def api_for(quire):
-    return lambda user: Api(quire["url"], user)
+    return lambda user: Api(quire.url, user)
 
 
 @pytest.fixture
@@ -111,7 +97,7 @@ def signed_in(chromium, quire):
     contexts = []
 
     def open_page(user) -> Page:
-        context = chromium.new_context(base_url=quire["url"], viewport={"width": 1600, "height": 900})
+        context = chromium.new_context(base_url=quire.url, viewport={"width": 1600, "height": 900})
         context.set_default_timeout(20_000)
         contexts.append(context)
         page = context.new_page()

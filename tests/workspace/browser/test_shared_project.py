@@ -122,6 +122,46 @@ def test_a_file_dragged_into_a_folder_stays_open_for_the_coauthor_typing_in_it(o
     screenshot(typist, "shared-moved-while-typing")
 
 
+def test_a_coauthors_change_during_a_drag_waits_for_the_drop_and_then_shows(opened, api_for, owner, coauthor, paper):
+    page = opened(owner, paper)
+    intro = ProjectFile.objects.get(project=paper, path="sections/intro.tex").pk
+    page.evaluate(
+        """(id) => {
+            window.__dragged = document.querySelector(`.tree-row[data-file-id="${id}"]`);
+            window.__transfer = new DataTransfer();
+            const start = new DragEvent("dragstart", {bubbles: true, dataTransfer: window.__transfer});
+            window.__dragged.dispatchEvent(start);
+        }""",
+        intro,
+    )
+    added = api_for(coauthor).put(
+        f"/v1/projects/{paper.pk}/files/notes.tex",
+        data=b"% notes\n",
+        headers={"Content-Type": "application/octet-stream"},
+    )
+    assert added.status_code == 201, added.text
+
+    expect(page.locator("[data-tree-slot]")).to_have_attribute("data-stale", "true", timeout=5_000)
+    assert page.evaluate("window.__dragged.isConnected") is True  # the drag's source row is still the page's
+    expect(page.locator('.tree-row[data-path="notes.tex"]')).to_have_count(0)
+    page.evaluate(
+        """() => {
+            const folder = document.querySelector('.tree-row[data-path="main.tex"]');
+            for (const type of ["dragenter", "dragover", "drop"]) {
+                const options = {bubbles: true, cancelable: true, dataTransfer: window.__transfer};
+                folder.dispatchEvent(new DragEvent(type, options));
+            }
+            const end = new DragEvent("dragend", {bubbles: true, dataTransfer: window.__transfer});
+            window.__dragged.dispatchEvent(end);
+        }"""
+    )
+
+    expect(page.locator('.tree-row[data-path="notes.tex"]')).to_be_visible()
+    expect(page.locator('.tree-row[data-path="intro.tex"]')).to_be_visible()
+    expect(page.locator("[data-tree-slot]")).not_to_have_attribute("data-stale", "true")
+    assert ProjectFile.objects.get(pk=intro).path == "intro.tex"
+
+
 def test_a_zip_dropped_on_a_folder_is_unpacked_there(opened, owner, paper):
     page = opened(owner, paper)
     archive = io.BytesIO()

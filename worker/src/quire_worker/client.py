@@ -3,20 +3,22 @@
 Every mutating call carries a ``request_id`` made once per logical call and
 reused on every retry, so a retry after a lost response gets Core's stored
 answer. Connection failures and 5xx are retried with backoff until the retry
-deadline, which lets an agent ride out a Core or database restart.
+deadline (urllib3's ``Retry``), which lets an agent ride out a Core or database
+restart.
 """
 
 import hashlib
-import http.client
 import json
 import logging
-import random
 import ssl
-import threading
 import time
 import uuid
 from typing import Protocol
 from urllib.parse import quote, urlsplit
+
+from urllib3 import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import MaxRetryError
+from urllib3.util.retry import Retry
 
 import quire_wire
 
@@ -48,12 +50,50 @@ class CoreClient(Protocol):
     def claim_heartbeat(self, *, claim_id: str, phase: str) -> dict: ...
     def cancellations(self, *, session_id: str, known_claim_ids: list[str], wait_seconds: float) -> list[str]: ...
     def download_input(self, *, ticket: dict) -> bytes: ...
+    def download_warm_start(self, *, claim_id: str) -> bytes: ...
     def upload_output(
         self, *, claim_id: str, role: str, media_type: str, filename: str, data: bytes, ticket: dict | None = None
     ) -> dict: ...
     def fail(self, *, claim_id: str, failure_class: str, code: str, message: str, diagnostics: dict) -> dict: ...
     def release(self, *, claim_id: str) -> dict: ...
     def deliver(self, *, claim_id: str, diagnostics: dict, offers: dict[str, int] | None = None) -> dict: ...
+
+
+class RetryUntilDeadline(Retry):
+    """urllib3's ``Retry`` bounded by a time rather than a count: connection errors and 5xx of every method (a
+    mutating call is made safe to repeat by its ``request_id``), the first again at once, then after a backoff
+    doubling up to 5 s, until the next attempt would start after ``deadline`` (``time.monotonic()``). A
+    certificate the expected CA did not sign is raised at once: no retry can help."""
+
+    def __init__(self, *, deadline: float, **options):
+        defaults = {
+            "total": None,
+            "allowed_methods": None,
+            "status_forcelist": range(500, 600),
+            "backoff_factor": 0.1,
+            "backoff_max": 5.0,
+            "backoff_jitter": 0.1,
+            "redirect": False,
+            "raise_on_status": False,
+            "respect_retry_after_header": False,  # a 429's Retry-After is not an invitation to retry a 4xx
+        }
+        super().__init__(**{**defaults, **options})
+        self.deadline = deadline
+
+    def new(self, **options) -> "RetryUntilDeadline":
+        return super().new(deadline=self.deadline, **options)
+
+    def is_exhausted(self) -> bool:
+        return time.monotonic() + self.get_backoff_time() > self.deadline
+
+    def increment(self, method=None, url=None, response=None, error=None, _pool=None, _stacktrace=None):
+        reason = error.args[0] if error is not None and error.args else None
+        if isinstance(reason, ssl.SSLCertVerificationError):
+            raise reason
+        retry = super().increment(method, url, response, error, _pool, _stacktrace)
+        status = response.status if response is not None else 0
+        logger.warning("core call failed; retrying", extra={"path": url, "status": status, "error": str(error)})
+        return retry
 
 
 class HttpCoreClient:
@@ -71,85 +111,52 @@ class HttpCoreClient:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https"):
             raise ValueError(f"Core's URL is http:// or https://, not {base_url!r}")
-        # Over HTTPS the certificate is verified, against ca_file when given (a deployment's own CA) or the
-        # system's trusted ones; the token never travels to a host that could not prove it is Core.
-        self._tls = ssl.create_default_context(cafile=ca_file) if parts.scheme == "https" else None
-        self._host = parts.hostname or "127.0.0.1"
-        self._port = parts.port or (443 if self._tls else 80)
+        host = parts.hostname or "127.0.0.1"
+        # Keep-alive connections between calls, shared by every thread: each job runs on a thread of its own,
+        # and a connection per thread cost a TCP connection (accept, setup, teardown on both sides) per job.
+        # Not blocking: a call beyond the kept connections opens one more, closed when it is given back.
+        pool = {"maxsize": KEEP_IDLE_CONNECTIONS, "block": False}
+        if parts.scheme == "https":
+            # The certificate is verified, against ca_file when given (a deployment's own CA) or the system's
+            # trusted ones; the token never travels to a host that could not prove it is Core.
+            tls = ssl.create_default_context(cafile=ca_file)
+            self._pool = HTTPSConnectionPool(host, parts.port or 443, ssl_context=tls, **pool)
+        else:
+            self._pool = HTTPConnectionPool(host, parts.port or 80, **pool)
         self._token = token
         self._timeout = timeout
         self._retry_deadline = retry_deadline
-        # Keep-alive connections between calls, shared by every thread: each job runs on a thread of its own,
-        # and a connection per thread cost a TCP connection (accept, setup, teardown on both sides) per job.
-        self._idle: list[http.client.HTTPConnection] = []
-        self._idle_lock = threading.Lock()
-
-    def _connection_take(self, timeout: float) -> tuple[http.client.HTTPConnection, bool]:
-        """An idle connection (most recently used first) or a new one; and whether it was reused."""
-        with self._idle_lock:
-            conn = self._idle.pop() if self._idle else None
-        reused = conn is not None
-        if conn is None:
-            if self._tls is not None:
-                conn = http.client.HTTPSConnection(self._host, self._port, timeout=timeout, context=self._tls)
-            else:
-                conn = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
-        conn.timeout = timeout
-        if conn.sock is not None:
-            conn.sock.settimeout(timeout)
-        return conn, reused
-
-    def _connection_give_back(self, conn: http.client.HTTPConnection) -> None:
-        with self._idle_lock:
-            if len(self._idle) < KEEP_IDLE_CONNECTIONS:
-                self._idle.append(conn)
-                return
-        conn.close()
-
-    def _exchange(self, method: str, path: str, body: bytes | None, headers: dict, timeout: float):
-        conn, reused = self._connection_take(timeout)
-        try:
-            conn.request(method, path, body=body, headers={"Authorization": f"Bearer {self._token}", **headers})
-            response = conn.getresponse()
-            status, data = response.status, response.read()
-        except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
-            conn.close()
-            if not reused:
-                raise
-            # The server closed an idle keep-alive connection: send once more on a fresh one.
-            return self._exchange(method, path, body, headers, timeout)
-        except (OSError, http.client.HTTPException):
-            conn.close()
-            raise
-        if response.will_close:
-            conn.close()
-        else:
-            self._connection_give_back(conn)
-        return status, data
 
     def _call(self, method: str, path: str, *, body: bytes | None = None, headers=None, timeout=None):
         """Send with retries on connection errors, 5xx and in-progress duplicates; raise CoreError on 4xx."""
-        deadline = time.monotonic() + self._retry_deadline
-        delay = 0.1
+        retry = RetryUntilDeadline(deadline=time.monotonic() + self._retry_deadline)
+        headers = {"Authorization": f"Bearer {self._token}", **(headers or {})}
         while True:
             try:
-                status, data = self._exchange(method, path, body, headers or {}, timeout or self._timeout)
-            except ssl.SSLCertVerificationError:
-                raise  # a certificate the expected CA did not sign: no retry can help
-            except (OSError, http.client.HTTPException) as exc:
-                status, data, failure = 0, b"", exc
-            else:
-                failure = None
-                if status < 400:
-                    return data
-                error = _error_of(status, data)
-                if status < 500 and error.code != "request_in_progress":
-                    raise error
-            if time.monotonic() + delay > deadline:
-                raise CoreUnavailable(f"{method} {path}: {failure or status}")
-            logger.warning("core call failed; retrying", extra={"path": path, "status": status, "error": str(failure)})
-            time.sleep(delay * (0.5 + random.random()))  # noqa: S311  jitter, not security
-            delay = min(delay * 2, 5.0)
+                response = self._pool.urlopen(
+                    method,
+                    path,
+                    body=body,
+                    headers=headers,
+                    retries=retry,
+                    redirect=False,
+                    timeout=timeout or self._timeout,
+                )
+            except MaxRetryError as exc:
+                raise CoreUnavailable(f"{method} {path}: {exc.reason}") from exc
+            if response.status < 400:
+                return response.data
+            if response.status >= 500:  # still, at the deadline
+                raise CoreUnavailable(f"{method} {path}: {response.status}")
+            error = _error_of(response.status, response.data)
+            if error.code != "request_in_progress":
+                raise error
+            # Core is still answering the same request_id: ask again, on the same deadline and backoff.
+            try:
+                retry = retry.increment(method, path, response=response)
+            except MaxRetryError as exc:
+                raise CoreUnavailable(f"{method} {path}: {error}") from exc
+            retry.sleep()
 
     def _post(self, path: str, payload: dict, *, timeout: float | None = None) -> dict:
         body = json.dumps({**payload, "request_id": uuid.uuid4().hex}).encode()
@@ -201,6 +208,10 @@ class HttpCoreClient:
     def download_input(self, *, ticket: dict) -> bytes:
         data = self._call("GET", ticket["url"], headers={quire_wire.TRANSFER_SECRET_HEADER: ticket["secret"]})
         return data
+
+    def download_warm_start(self, *, claim_id: str) -> bytes:
+        """The claim's warm start (the auxiliary files of the project's previous build), bound to the claim."""
+        return self._call("GET", f"{self.PREFIX}/claims/{claim_id}/warm-start")
 
     def upload_output(
         self, *, claim_id: str, role: str, media_type: str, filename: str, data: bytes, ticket: dict | None = None

@@ -116,7 +116,7 @@ class Executor(Protocol):
 
 class Processor(Protocol):
     operation: str
-    contract: str  # the processor version and its toolchain, e.g. "quire-latex/2 texlive-2022 latexmk-4.79 …"
+    contract: str  # the processor version and its toolchain, e.g. "quire-latex/3 texlive-2022 latexmk-4.79 …"
     runtime_version: str
 
     def unavailable_reason(self) -> str | None:

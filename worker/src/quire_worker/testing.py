@@ -41,6 +41,7 @@ class InMemoryCore:
         self._lock = threading.Lock()
         self._claims: deque[dict] = deque()
         self._inputs: dict[str, bytes] = {}
+        self.warm_starts: dict[str, bytes] = {}  # a claim's warm start, by claim id
         self._scripted: dict[str, deque[Exception | None]] = defaultdict(deque)
         self.sessions: list[str] = []
         self.reports: list[tuple] = []
@@ -60,13 +61,27 @@ class InMemoryCore:
         self.while_delivering = lambda: None
 
     # --- arranging -------------------------------------------------------------------------------
-    def queue_claim(self, data: bytes, *, schema: str = PROJECT_BUNDLE_SCHEMA, operation: str = ECHO_OPERATION) -> str:
-        """Make ``data`` the input of a claim the next ``acquire`` hands out; return its claim id."""
+    def queue_claim(
+        self,
+        data: bytes,
+        *,
+        schema: str = PROJECT_BUNDLE_SCHEMA,
+        operation: str = ECHO_OPERATION,
+        warm_start: bytes | None = None,
+        warm_start_sha256: str | None = None,
+    ) -> str:
+        """Make ``data`` the input of a claim the next ``acquire`` hands out; return its claim id. ``warm_start``:
+        the claim offers these bytes as its warm start (declared with ``warm_start_sha256``, by default theirs)."""
         with self._lock:
             number = len(self._inputs) + 1
             claim_id = f"claim-{number:04d}"
             self._inputs[f"/transfers/{claim_id}"] = data
-            self._claims.append(_claim(claim_id, number, data, schema=schema, operation=operation))
+            claim = _claim(claim_id, number, data, schema=schema, operation=operation)
+            if warm_start is not None:
+                self.warm_starts[claim_id] = warm_start
+                sha256 = warm_start_sha256 or hashlib.sha256(warm_start).hexdigest()
+                claim["warm_start"] = {"sha256": sha256, "size": len(warm_start)}
+            self._claims.append(claim)
             self.claim_queued.notify_all()
         return claim_id
 
@@ -148,6 +163,11 @@ class InMemoryCore:
         with self._lock:
             self._raise_scripted("download_input")
             return self._inputs[ticket["url"]]
+
+    def download_warm_start(self, *, claim_id: str) -> bytes:
+        with self._lock:
+            self._raise_scripted("download_warm_start")
+            return self.warm_starts[claim_id]
 
     def upload_output(
         self, *, claim_id: str, role: str, media_type: str, filename: str, data: bytes, ticket: dict | None = None

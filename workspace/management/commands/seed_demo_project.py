@@ -3,6 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from access import facade as access
 from workspace import selectors, services
+from workspace.starters import DEMO_PAPER
 
 
 class Command(BaseCommand):
@@ -20,6 +21,8 @@ class Command(BaseCommand):
         project = next((p for p in selectors.projects_visible_to(user_id=user.pk) if p.name == name), None)
         if project is None:
             project = services.project_create(actor_id=user.pk, name=name, project_type="latex", starter=True)
+            for path, text in DEMO_PAPER.items():
+                services.file_write(actor_id=user.pk, project_id=project.pk, path=path, data=text.encode())
             self.stdout.write(f"created project {name!r} ({project.pk})")
         else:
             self.stdout.write(f"kept project {name!r}")

@@ -10,9 +10,9 @@ import pytest
 from quire_worker.contracts import FailureClass, Limits, ProcessorFailure
 from quire_worker.sandbox import LocalExecutor
 from quire_worker.sandbox.proc import processes_of_uid
+from tests.waiting import wait_until
 from tests.worker.bundles import article, pdf_text
 from tests.worker.conftest import WATCHED_UID
-from tests.worker.polling import wait_until
 
 PASSWD_LINE = "root:x:0:0"
 ENDLESS_LOOP = article(r"\loop\iftrue\repeat")

@@ -53,6 +53,7 @@ def test_outputs_are_the_pdf_log_synctex_and_report_named_after_the_entry(bundle
         ("log", "text/plain", "paper.log"),
         ("synctex", "application/gzip", "paper.synctex.gz"),
         ("report", "application/json", "paper.report.json"),
+        ("warm", "application/gzip", "warm-start.tar.gz"),
     }
     assert "Output written on paper.pdf" in output_of(result, "log").path.read_text()
 
@@ -199,7 +200,7 @@ def test_a_local_build_as_root_leaves_the_system_texmf_tree_untouched(bundle, bu
 
 
 def test_the_contract_names_the_processor_texlive_and_latexmk(latex_processor):
-    assert re.fullmatch(r"quire-latex/2 texlive-20\d\d latexmk-\d+\.\d+ texcount-\d+(\.\d+)*", latex_processor.contract)
+    assert re.fullmatch(r"quire-latex/3 texlive-20\d\d latexmk-\d+\.\d+ texcount-\d+(\.\d+)*", latex_processor.contract)
     assert latex_processor.unavailable_reason() is None
 
 

@@ -40,7 +40,13 @@ def test_a_known_document_has_the_words_texcount_counts(bundle, build):
 
     report = json.loads(output_of(build(), "report").path.read_text())
 
-    assert report == {"words": COUNTED_WORDS, "counted_by": f"texcount {detect_texlive().texcount_version}"}
+    counted_by = f"texcount {detect_texlive().texcount_version}"
+    assert report == {
+        "words": COUNTED_WORDS,
+        "counted_by": counted_by,
+        "start": "clean",
+        "runs": ["pdflatex", "pdflatex"],
+    }
 
 
 def test_the_count_is_what_texcount_itself_says(tmp_path):
@@ -74,11 +80,15 @@ def test_a_count_that_runs_out_of_time_costs_the_build_nothing(bundle, build):
 
     result = build(limits=Limits(wall_seconds=8))
 
-    assert output_of(result, "pdf") is not None and output_of(result, "report") is None
+    assert output_of(result, "pdf") is not None
+    assert json.loads(output_of(result, "report").path.read_text()) == {
+        "start": "clean",
+        "runs": ["pdflatex", "pdflatex"],
+    }
     assert any(e.severity == "info" and e.message.startswith("words not counted") for e in result.diagnostics.entries)
 
 
-def test_a_worker_without_texcount_builds_without_a_report(bundle, build, job_dir):
+def test_a_worker_without_texcount_reports_no_words(bundle, build, job_dir):
     import dataclasses
 
     bundle(COUNTED_FILES)
@@ -94,7 +104,10 @@ def test_a_worker_without_texcount_builds_without_a_report(bundle, build, job_di
         executor=BwrapExecutor(),
     )
 
-    assert output_of(result, "report") is None
+    assert json.loads(output_of(result, "report").path.read_text()) == {
+        "start": "clean",
+        "runs": ["pdflatex", "pdflatex"],
+    }
     assert "texcount" not in processor.contract
     assert any("texcount is not installed" in entry.message for entry in result.diagnostics.entries)
 

@@ -4,14 +4,12 @@ Layout inside the sandbox: the system directories a TeX toolchain needs, read-on
 /proc and a minimal /dev; a private tmpfs /tmp of ``Limits.tmp_bytes``; the job's readable
 directories read-only and its writable directories read-write, each at its host path; nothing
 else (no /home, no /root, no /etc/passwd, no agent files). Namespaces: mount, pid, network
-(only a loopback of its own), ipc, uts and cgroup; the network namespace is what cuts the
-network.
+(only a loopback of its own), ipc, uts and cgroup.
 
-The agent runs as root and bwrap runs without a user namespace (so not ``--unshare-all``,
-which would add one): inside a user namespace the sandbox could only be the caller's uid,
-and as root that defeats RLIMIT_NPROC (see ``uids.py``). Instead ``setpriv`` switches to the
-job's uid, drops every capability and sets no-new-privileges before ``prlimit`` applies the
-limits and runs the command.
+The profile itself, and why bwrap runs as root without a user namespace with ``setpriv`` switching
+to the job's uid before ``prlimit`` applies the limits, is ``quire_sandbox``'s, shared with Core's
+Office converter; this executor chooses what the job sees and which uid it gets, and proves the
+sandbox was set up before it trusts the command's exit.
 """
 
 import contextlib
@@ -22,6 +20,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from quire_sandbox import Bind, Profile, bwrap_options, drop_privileges, hand_over
 from quire_worker.contracts import CompletedRun, ExecutorError, Limits
 from quire_worker.sandbox.rlimits import rlimit_prefix
 from quire_worker.sandbox.supervision import resolve_program, spawn, supervise
@@ -41,8 +40,6 @@ SYSTEM_PATHS = (
     "/var/cache/fontconfig",
     "/var/lib/texmf",
 )
-# Merged-/usr systems make these symbolic links into /usr; elsewhere they are directories.
-TOP_LEVEL_PATHS = ("/bin", "/lib", "/lib32", "/lib64", "/libx32", "/sbin")
 
 
 class BwrapExecutor:
@@ -66,48 +63,25 @@ class BwrapExecutor:
     ) -> CompletedRun:
         """Run ``argv`` in a fresh sandbox; ExecutorError when the sandbox cannot be set up."""
         argv = resolve_program(argv, env)
-        self._check_visible(argv[0], [*writable, *readable])
+        profile = self._profile(cwd=cwd, writable=writable, readable=readable, limits=limits)
+        _check_visible(argv[0], profile)
         with self.uid_pool.lease() as uid, _handed_to(uid, writable):
-            options = self._sandbox_options(cwd=cwd, writable=writable, readable=readable, limits=limits)
-            prefix = [bwrap_program(), *options, *_drop_to(uid), *rlimit_prefix(limits, bound_processes=True)]
+            prefix = [
+                bwrap_program(),
+                *bwrap_options(profile),
+                *drop_privileges(uid, program=shutil.which("setpriv", path="/usr/bin:/bin") or "setpriv"),
+                *rlimit_prefix(limits, bound_processes=True),
+            ]
             run, started = _run_announcing_start(prefix, argv, env=env, limits=limits, cancel=cancel, watched=writable)
         if not started:
             stderr = run.stderr.decode(errors="replace").strip()
             raise ExecutorError(f"bubblewrap could not set up the sandbox: {stderr}")
         return _with_signal_status(run)
 
-    def _sandbox_options(self, *, cwd: Path, writable: list[Path], readable: list[Path], limits: Limits) -> list[str]:
-        return [
-            *_NAMESPACES,
-            *self._system_view(),
-            *("--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp"),  # noqa: S108 - the sandbox's own
-            *_job_binds(readable, "--ro-bind"),
-            *_job_binds(writable, "--bind"),
-            *("--chdir", str(cwd), "--"),
-        ]
-
-    def _system_view(self) -> list[str]:
-        options = []
-        for path in TOP_LEVEL_PATHS:
-            if os.path.islink(path):
-                options += ["--symlink", os.readlink(path), path]
-            elif os.path.isdir(path):
-                options += ["--ro-bind", path, path]
-        for path in self.system_paths:
-            options += [*_parent_dirs(Path(path)), "--ro-bind", path, path]
-        return [*options, "--proc", "/proc", "--dev", "/dev"]
-
-    def _check_visible(self, program: str, job_paths: list[Path]) -> None:
-        visible = [Path(path) for path in (*self.system_paths, *TOP_LEVEL_PATHS)] + job_paths
-        if not any(Path(program).is_relative_to(root) for root in visible):
-            raise ExecutorError(f"{program} is outside the sandbox's view of the system")
-
-
-_NAMESPACES = (
-    *("--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"),
-    # Kill the sandbox when bwrap dies; a new session keeps it off the agent's terminal.
-    *("--die-with-parent", "--new-session"),
-)
+    def _profile(self, *, cwd: Path, writable: list[Path], readable: list[Path], limits: Limits) -> Profile:
+        binds = [*(Bind(path) for path in readable), *(Bind(path, writable=True) for path in writable)]
+        # The job's directories at their host paths, so the paths in its logs mean the same outside.
+        return Profile(self.system_paths, tmp_bytes=limits.tmp_bytes, cwd=cwd, binds=tuple(binds), new_session=True)
 
 
 def bwrap_program() -> str:
@@ -117,13 +91,9 @@ def bwrap_program() -> str:
     return program
 
 
-def _drop_to(uid: int) -> list[str]:
-    setpriv = shutil.which("setpriv", path="/usr/bin:/bin") or "setpriv"
-    return [
-        setpriv,
-        *(f"--reuid={uid}", f"--regid={uid}", "--clear-groups"),
-        *("--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"),
-    ]
+def _check_visible(program: str, profile: Profile) -> None:
+    if not any(Path(program).is_relative_to(root) for root in profile.visible_roots()):
+        raise ExecutorError(f"{program} is outside the sandbox's view of the system")
 
 
 def _run_announcing_start(
@@ -185,45 +155,20 @@ def _announce_start(fd: int) -> list[str]:
     return [bash, "-c", script, "quire-sandbox", str(fd)]
 
 
-def _parent_dirs(path: Path) -> list[str]:
-    """Options creating ``path``'s ancestors world-traversable; bwrap would make them 0700 for root."""
-    options = []
-    for parent in reversed(path.parents[:-1]):
-        options += ["--perms", "0755", "--dir", str(parent)]
-    return options
-
-
-def _job_binds(paths: list[Path], bind_option: str) -> list[str]:
-    options = []
-    for path in paths:
-        options += [*_parent_dirs(path), bind_option, str(path), str(path)]
-    return options
-
-
 @contextlib.contextmanager
 def _handed_to(uid: int, roots: list[Path]) -> Iterator[None]:
     """Own ``roots`` by the sandbox uid for the run, then give them back to their owners."""
     owners = [(root, root.stat()) for root in roots]
     try:
         for root in roots:
-            _chown_tree(root, uid, uid)
+            hand_over(root, uid, uid)
     except OSError as exc:
         raise ExecutorError(f"could not hand the job's directories to sandbox uid {uid}: {exc}") from exc
     try:
         yield
     finally:
         for root, stat in owners:
-            _chown_tree(root, stat.st_uid, stat.st_gid)
-
-
-def _chown_tree(root: Path, uid: int, gid: int) -> None:
-    # Never follow links, not even half-way: the sandbox may have planted one pointing anywhere
-    # on the host. fwalk holds each directory open, so swapping a directory for a link mid-walk
-    # cannot redirect it.
-    os.chown(root, uid, gid, follow_symlinks=False)  # the root itself is out of the sandbox's reach
-    for _, dirnames, filenames, directory_fd in os.fwalk(root, follow_symlinks=False):
-        for name in (*dirnames, *filenames):
-            os.chown(name, uid, gid, dir_fd=directory_fd, follow_symlinks=False)
+            hand_over(root, stat.st_uid, stat.st_gid)
 
 
 def sandbox_self_check() -> str | None:

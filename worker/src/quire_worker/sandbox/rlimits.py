@@ -1,12 +1,8 @@
-"""Resource limits for one command, applied by util-linux ``prlimit`` just before it runs.
-
-A ``prlimit`` prefix rather than ``preexec_fn``: the agent has threads (heartbeats, transfers)
-and Python documents ``preexec_fn`` as unsafe in a threaded program. ``prlimit`` sets the
-limits in the child and then executes the command, so they hold for it and all it starts.
-"""
+"""Resource limits for one command: the job's ``Limits`` as ``prlimit`` options (``quire_sandbox.limits``)."""
 
 import shutil
 
+from quire_sandbox import Rlimits, prlimit_options
 from quire_worker.contracts import ExecutorError, Limits
 
 # SIGXCPU at the soft limit lets a process die with a recognisable signal; SIGKILL follows.
@@ -26,14 +22,14 @@ def rlimit_prefix(limits: Limits, *, bound_processes: bool) -> list[str]:
     ``bound_processes`` adds RLIMIT_NPROC. The kernel counts it per real uid across the whole
     host, so it only bounds one job when that job has a uid of its own.
     """
-    options = [
-        f"--cpu={limits.cpu_seconds}:{limits.cpu_seconds + CPU_HARD_GRACE_SECONDS}",
-        f"--as={limits.memory_bytes}",
-        f"--fsize={limits.file_size_bytes}",
-        f"--nofile={limits.max_open_files}",
+    rlimits = Rlimits(
+        address_space_bytes=limits.memory_bytes,
+        cpu_seconds=limits.cpu_seconds,
+        cpu_hard_seconds=limits.cpu_seconds + CPU_HARD_GRACE_SECONDS,
+        file_bytes=limits.file_size_bytes,
+        open_files=limits.max_open_files,
+        processes=limits.max_processes if bound_processes else None,
         # SIGXFSZ and SIGXCPU dump core by default; a core file would land in the work directory.
-        "--core=0",
-    ]
-    if bound_processes:
-        options.append(f"--nproc={limits.max_processes}")
-    return [prlimit_program(), *options, "--"]
+        core_bytes=0,
+    )
+    return [prlimit_program(), *prlimit_options(rlimits)]

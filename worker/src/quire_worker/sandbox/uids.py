@@ -30,6 +30,9 @@ DEFAULT_SANDBOX_UIDS = range(1_000_000_000, 1_000_000_000 + 1024)
 EVICTION_SECONDS = 5.0
 # A killed sandbox is torn down by the kernel; its last processes can take a moment to exit.
 TEARDOWN_GRACE_SECONDS = 2.0
+# A job's runs may overlap (a LaTeX build's word count runs beside its passes), so a pool with no uid free waits
+# this long for one to come back before it refuses the run.
+RESERVE_WAIT_SECONDS = 30.0
 
 
 class SandboxUidPool:
@@ -50,6 +53,14 @@ class SandboxUidPool:
                 reservation.close()
 
     def _reserve(self) -> tuple[int, socket.socket]:
+        deadline = time.monotonic() + RESERVE_WAIT_SECONDS
+        while (reserved := self._reserve_free()) is None:
+            if time.monotonic() > deadline:
+                raise ExecutorError(f"all {len(self.uids)} sandbox uids are in use")
+            time.sleep(0.01)
+        return reserved
+
+    def _reserve_free(self) -> tuple[int, socket.socket] | None:
         for uid in self.uids:
             reservation = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
@@ -60,7 +71,7 @@ class SandboxUidPool:
                     raise ExecutorError(f"could not reserve a sandbox uid: {exc}") from exc
                 continue
             return uid, reservation
-        raise ExecutorError(f"all {len(self.uids)} sandbox uids are in use")
+        return None
 
 
 def evict_processes_of(uid: int, *, grace_seconds: float = 0.0) -> None:

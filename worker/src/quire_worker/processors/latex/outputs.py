@@ -1,18 +1,16 @@
-"""What a successful LaTeX build delivers: the PDF, SyncTeX data, the word count and the log.
+"""What a successful LaTeX build delivers: the PDF, SyncTeX data, the report (the word count and how the build
+started: ``warm``, ``clean`` or ``fallback``), the warm start for the next build and the log.
 
 Only the PDF is required. SyncTeX data or a word count that cannot be had costs the build
 nothing: the role is left out and a note (an ``info`` entry) says why. The log is written last,
 so that it lists those notes too.
 """
 
-import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from quire_worker.contracts import (
     Diagnostic,
-    Executor,
     FailureClass,
     Limits,
     OutputFile,
@@ -21,7 +19,8 @@ from quire_worker.contracts import (
 )
 from quire_worker.processors.latex.log import BuildLog, with_entries
 from quire_worker.processors.latex.synctex import SynctexUnusable, publish_synctex
-from quire_worker.processors.latex.texcount import count_words, write_report
+from quire_worker.processors.latex.texcount import WordCountBeside, write_report
+from quire_worker.processors.latex.warm_start import WarmFiles, WarmStartKey, warm_archive_write
 from quire_worker.processors.latex.work_area import WorkArea, copy_source_file, source_file_bytes
 
 
@@ -31,20 +30,34 @@ class FinishedBuild:
     entry_path: str
     jobname: str
     build_log: BuildLog
-    started: float  # time.monotonic() when the job began: texcount gets what is left of its time
 
 
 @dataclass(frozen=True)
 class WordCounting:
     texcount_version: str | None  # None: this worker cannot count words
-    executor: Executor
-    cancel: threading.Event
+    beside: WordCountBeside | None  # the count running beside the build, when this worker can count
 
 
-def deliver(build: FinishedBuild, output_dir: Path, limits: Limits, counting: WordCounting) -> ProcessorResult:
+@dataclass(frozen=True)
+class WarmDelivery:
+    start: str  # warm | clean | fallback
+    files: WarmFiles | None  # what the next build may start from; None when over the bounds
+    key: WarmStartKey
+    notes: tuple[str, ...] = ()  # why the build did not start warm, when it had a warm start
+    runs: tuple[str, ...] = ()  # the tools latexmk ran, in order
+
+
+def deliver(
+    build: FinishedBuild, output_dir: Path, limits: Limits, counting: WordCounting, warm: WarmDelivery
+) -> ProcessorResult:
     outputs = [_pdf(build, output_dir, limits)]
-    notes: list[Diagnostic] = []
-    for output_or_note in (_synctex(build, output_dir), _word_report(build, output_dir, limits, counting)):
+    notes: list[Diagnostic] = [_note(text) for text in warm.notes]
+    results = (
+        _synctex(build, output_dir),
+        _report(build, output_dir, limits, counting, warm),
+        _warm(warm, output_dir),
+    )
+    for output_or_note in results:
         for item in output_or_note:
             (outputs if isinstance(item, OutputFile) else notes).append(item)
     diagnostics = with_entries(build.build_log.diagnostics, notes, limits)
@@ -72,24 +85,28 @@ def _synctex(build: FinishedBuild, output_dir: Path) -> list[OutputFile | Diagno
     return [OutputFile(role="synctex", path=path, media_type="application/gzip", filename=path.name)]
 
 
-def _word_report(
-    build: FinishedBuild, output_dir: Path, limits: Limits, counting: WordCounting
+def _warm(warm: WarmDelivery, output_dir: Path) -> list[OutputFile | Diagnostic]:
+    if warm.files is None:
+        return [_note("no warm start for the next build: the auxiliary files exceed its bounds")]
+    path = output_dir / "warm-start.tar.gz"
+    warm_archive_write(path, warm.files, warm.key)
+    return [OutputFile(role="warm", path=path, media_type="application/gzip", filename=path.name)]
+
+
+def _report(
+    build: FinishedBuild, output_dir: Path, limits: Limits, counting: WordCounting, warm: WarmDelivery
 ) -> list[OutputFile | Diagnostic]:
-    if counting.texcount_version is None:
-        return [_note("words not counted: texcount is not installed on this worker")]
-    count = count_words(
-        entry_path=build.entry_path,
-        area=build.work,
-        executor=counting.executor,
-        limits=limits,
-        seconds_left=limits.wall_seconds - (time.monotonic() - build.started),
-        cancel=counting.cancel,
-    )
-    if count.words is None:
-        return list(count.notes)
+    words, notes = _word_count(counting)
     path = output_dir / f"{build.jobname}.report.json"
-    write_report(path, count.words, counting.texcount_version)
-    return [OutputFile(role="report", path=path, media_type="application/json", filename=path.name), *count.notes]
+    write_report(path, words, counting.texcount_version, start=warm.start, runs=warm.runs)
+    return [OutputFile(role="report", path=path, media_type="application/json", filename=path.name), *notes]
+
+
+def _word_count(counting: WordCounting) -> tuple[int | None, list[Diagnostic]]:
+    if counting.beside is None:
+        return None, [_note("words not counted: texcount is not installed on this worker")]
+    count = counting.beside.result()
+    return count.words, list(count.notes)
 
 
 def _note(message: str) -> Diagnostic:

@@ -1,11 +1,11 @@
-"""The word count of a built LaTeX document: TeX Live's ``texcount``, run in the build's sandbox.
+"""The word count of a built LaTeX document: TeX Live's ``texcount``, run in a sandbox beside the build.
 
 ``texcount -merge`` follows the entry's ``\\input`` and ``\\include`` into the project's other
 files; ``-sum=1,1,1`` counts the words of the text, of headings and of captions (texcount's
-"total words", without formulas); ``-1`` prints that one number. It runs after the build, in
-the same sandbox arrangement (the work area, owned by the job's sandbox uid for the run, so that
-whatever modes the build left its files with, texcount can read them), once the outputs are
-copied out. A count that fails costs the build nothing: no report, and a note saying why.
+"total words", without formulas); ``-1`` prints that one number. It reads only the sources, so it
+runs while the build runs (``WordCountBeside``), in a copy of them of its own (the sandbox hands a
+work area to one uid at a time): on two cores it adds nothing to the build's time. A count that
+fails costs the build nothing: no words in the report, and a note saying why.
 texcount knows no ``\\if``: a file that inputs itself (guarded by a conditional, which the
 build honoured) sends it into an endless recursion, so it gets a short time of its own.
 """
@@ -14,11 +14,12 @@ import dataclasses
 import json
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from quire_worker.contracts import CompletedRun, Diagnostic, Executor, ExecutorError, Limits
-from quire_worker.processors.latex.work_area import WorkArea
+from quire_worker.processors.latex.work_area import WorkArea, work_area
 
 TEXCOUNT_OPTIONS = ("-merge", "-sum=1,1,1", "-1", "-nocol")
 TEXCOUNT_SECONDS = 20
@@ -64,6 +65,49 @@ def count_words(
     return _counted(run)
 
 
+class WordCountBeside:
+    """``count_words`` in a thread of its own, in a fresh work area holding a copy of the sources."""
+
+    def __init__(
+        self,
+        *,
+        copy_sources: Callable[[Path], None],
+        entry_path: str,
+        executor: Executor,
+        limits: Limits,
+        cancel: threading.Event,
+        next_to: Path,
+    ):
+        self._result: WordCount | None = None
+        self._thread = threading.Thread(
+            target=self._count,
+            args=(copy_sources, entry_path, executor, limits, cancel, next_to),
+            name="texcount",
+            daemon=True,
+        )
+        self._thread.start()
+
+    def _count(self, copy_sources, entry_path, executor, limits, cancel, next_to) -> None:
+        try:
+            with work_area(next_to=next_to) as area:
+                copy_sources(area.sources)
+                self._result = count_words(
+                    entry_path=entry_path,
+                    area=area,
+                    executor=executor,
+                    limits=limits,
+                    seconds_left=limits.wall_seconds,
+                    cancel=cancel,
+                )
+        except Exception as exc:
+            self._result = _not_counted(f"texcount could not run: {exc}")
+
+    def result(self) -> WordCount:
+        """The count, once texcount is done (at most its own time limit away)."""
+        self._thread.join()
+        return self._result or _not_counted("texcount did not finish")
+
+
 def texcount_limits(limits: Limits, seconds_left: float) -> Limits:
     seconds = min(TEXCOUNT_SECONDS, seconds_left)
     return dataclasses.replace(
@@ -80,9 +124,13 @@ def texcount_environment(area: WorkArea) -> dict[str, str]:
     return {"PATH": "/usr/bin:/bin", "HOME": str(area.home), "LC_ALL": "C.UTF-8", "TZ": "UTC"}
 
 
-def write_report(destination: Path, words: int, texcount_version: str) -> None:
-    """The ``report`` role, ``{"words", "counted_by"}``, the shape Typst builds report too."""
-    report = json.dumps({"words": words, "counted_by": f"texcount {texcount_version}"}, sort_keys=True)
+def write_report(
+    destination: Path, words: int | None, texcount_version: str | None, *, start: str, runs: tuple[str, ...] = ()
+) -> None:
+    """The ``report`` role, ``{"words", "counted_by", "start", "runs"}`` (the words' shape is the Typst builds'
+    too); without a count, ``words`` and ``counted_by`` are left out."""
+    counted = {"words": words, "counted_by": f"texcount {texcount_version}"} if words is not None else {}
+    report = json.dumps({**counted, "start": start, "runs": list(runs)}, sort_keys=True)
     destination.write_text(report + "\n", encoding="utf-8")
 
 
