@@ -14,11 +14,12 @@ from django.db.models import Count, F, OuterRef, Subquery
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce, Now
 
-from foundation.database.prepared import PreparedQuery, prepared_cursor, statements_connection
+from foundation.database.prepared import prepared_cursor, statements_connection
 from processing.kernel.configuration import deployment
 from processing.kernel.transfers import IssuedTicket, ticket_secret_new
 from processing.models import AttemptState, ProcessingAttempt, ProcessingJob, TransferKind, WorkerProcessor
 from processing.operations import operation_get
+from processing.queue.prepared_query import PreparedQuery
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ tries theirs and passes over a candidate another acquire holds. Each claim comes
 with a download ticket for its input and an upload ticket per result role of its
 operation; the writes are processing/queue/claim_writes.py's. Every statement is
 compiled from the ORM once per process and prepared per connection
-(``foundation.database.prepared.PreparedQuery``), except the writes and locks, which are plain
+(``processing.queue.prepared_query.PreparedQuery``), except the writes and locks, which are plain
 SQL files in ``sql/``.
 """
 
@@ -43,13 +43,7 @@ from django.db import transaction
 from django.db.models import CharField, Count, OuterRef, Subquery, Value
 from django.db.models.functions import Cast, Now
 
-from foundation.database.prepared import (
-    PreparedQuery,
-    autocommitting,
-    prepared_cursor,
-    statements_connection,
-    statements_lent,
-)
+from foundation.database.prepared import autocommitting, prepared_cursor, statements_connection, statements_lent
 from processing.kernel.advisory import advisory_key
 from processing.kernel.attempt_log import claim_log
 from processing.kernel.configuration import deployment, limits
@@ -70,6 +64,7 @@ from processing.queue.claim_writes import (
     partitions_of,
     written,
 )
+from processing.queue.prepared_query import PreparedQuery
 
 logger = logging.getLogger(__name__)
 

@@ -5,8 +5,8 @@ import uuid
 import pytest
 from django.db import connection
 
-from foundation.database.prepared import PreparedQuery, native_placeholders, prepared_cursor
 from processing.models import JobState, ProcessingJob
+from processing.queue.prepared_query import PreparedQuery
 from tests.factories import ProjectFactory
 from tests.processing.conftest import submit_build
 
@@ -74,22 +74,3 @@ def test_its_statement_is_prepared_on_the_connection(owner, three_jobs):
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement FROM pg_prepared_statements WHERE statement LIKE %s", ["%LIKE 'latex.%"])
         assert cursor.fetchall(), "prepared on the server"
-
-
-def test_placeholders_become_postgresqls_own_once_per_name():
-    assert native_placeholders("SELECT %s, %s, '100%%'") == ("SELECT $1, $2, '100%'", ())
-    assert native_placeholders("SELECT %(a)s, %(b)s, %(a)s") == ("SELECT $1, $2, $1", ("a", "b"))
-
-
-@pytest.mark.parametrize("statement", ["SELECT %s, %(a)s", "SELECT 'a%' || %s"])
-def test_a_statement_psycopg_would_refuse_is_refused(statement):
-    with pytest.raises(ValueError):
-        native_placeholders(statement)
-
-
-def test_a_long_statement_runs_with_named_values_in_any_order(db):
-    """Longer than psycopg's 4 KB parse cache: the statements this exists for."""
-    padding = "-- " + "x" * 5000 + "\n"
-    with prepared_cursor() as cursor:
-        row = cursor.execute(padding + "SELECT %(b)s::int - %(a)s::int, %(a)s::int", {"a": 1, "b": 5}).fetchone()
-    assert row == (4, 1)
