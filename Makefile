@@ -98,7 +98,7 @@ test: install worker-venv system-packages-test lint bundle
 	scripts/rabbitmq.sh
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not exclusive" $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not exclusive" --durations=30 $(PYTEST_ARGS)
 	$(PY) -m pytest -m exclusive $(PYTEST_ARGS) || [ $$? -eq 5 ]  # 5: PYTEST_ARGS chose none of them
 	# The tests that speak to the database most, again through PgBouncer in transaction mode (scripts/pooled_tests.py).
 	$(PY) -m scripts.pooled_tests

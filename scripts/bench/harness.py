@@ -63,22 +63,51 @@ def _admin_url() -> str:
 
 @contextmanager
 def bench_database(name: str | None = None):
-    """Create, migrate and finally drop a database for this benchmark; yields its DATABASE_URL."""
+    """Create, migrate and finally drop a database for this benchmark; yields its DATABASE_URL. With
+    ``BENCH_TEMPLATE_DATABASE`` (a database on the same server that ``migrated_template`` made) it is a copy of
+    that one instead: a few hundred milliseconds rather than the migrations' seconds, for runs of every bench."""
     name = name or os.environ.get("BENCH_DATABASE_NAME", "quire_bench")
     import psycopg
 
     admin = _admin_url()
-    url = admin.replace("/postgres?", f"/{name}?") if "?" in admin else admin.rsplit("/", 1)[0] + f"/{name}"
+    template = os.environ.get("BENCH_TEMPLATE_DATABASE")
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-    os.environ["DATABASE_URL"] = url
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, check=True)
+        conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+    url = os.environ["DATABASE_URL"] = _database_url(admin, name)
+    if not template:
+        _migrated(url)
     try:
         yield url
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _database_url(admin: str, name: str) -> str:
+    return admin.replace("/postgres?", f"/{name}?") if "?" in admin else admin.rsplit("/", 1)[0] + f"/{name}"
+
+
+def _migrated(url: str) -> None:
+    env = {**os.environ, "DATABASE_URL": url}
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+
+
+def migrated_template(admin: str, name: str) -> None:
+    """Make ``name`` on ``admin``'s server a freshly migrated database for ``BENCH_TEMPLATE_DATABASE``."""
+    import psycopg
+
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    _migrated(_database_url(admin, name))
+
+
+def template_dropped(admin: str, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def django_setup() -> None:

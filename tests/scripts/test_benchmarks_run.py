@@ -192,16 +192,29 @@ def bench_database_url():
         shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.fixture(scope="module")
+def bench_template(bench_database_url):
+    """A database migrated once that each benchmark's database is copied from (``BENCH_TEMPLATE_DATABASE``),
+    one per pytest-xdist worker: a server given by ``BENCH_DATABASE_URL`` is shared by all of them."""
+    from scripts.bench.harness import migrated_template, template_dropped
+
+    name = f"quire_bench_template_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
+    migrated_template(bench_database_url, name)
+    yield name
+    template_dropped(bench_database_url, name)
+
+
 def _command(recipe: str) -> list[str]:
     if not recipe.startswith("$(PY) "):
         pytest.fail(f"cannot run the recipe {recipe!r}: this test knows only `$(PY) …` recipes")
     return [sys.executable, *shlex.split(recipe.removeprefix("$(PY) "))]
 
 
-def _environment(smoke: Smoke, database_url: str) -> dict[str, str]:
+def _environment(smoke: Smoke, database_url: str, template: str) -> dict[str, str]:
     """This environment without any BENCH_* sizes of its own, plus the smoke run's and the private server."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("BENCH_")}
-    return {**env, **COMMON, **smoke.env, "BENCH_DATABASE_URL": database_url, "PYTHONUNBUFFERED": "1"}
+    private = {"BENCH_DATABASE_URL": database_url, "BENCH_TEMPLATE_DATABASE": template}
+    return {**env, **COMMON, **smoke.env, **private, "PYTHONUNBUFFERED": "1"}
 
 
 def bench_lines(stdout: str) -> list[dict]:
@@ -259,7 +272,7 @@ def test_a_zero_infinite_or_missing_figure_is_bad_and_a_difference_may_be_negati
     "target",
     [pytest.param(name, marks=[pytest.mark.exclusive] if name in NEEDS_THE_MACHINE else []) for name in sorted(SMOKES)],
 )
-def test_benchmark_prints_finite_non_zero_figures(target, bench_database_url):
+def test_benchmark_prints_finite_non_zero_figures(target, bench_database_url, bench_template):
     if target in NEEDS_ROOT and os.geteuid() != 0:
         pytest.skip(f"{target} builds network namespaces, which need root")
     smoke = SMOKES[target]
@@ -267,7 +280,7 @@ def test_benchmark_prints_finite_non_zero_figures(target, bench_database_url):
     run = subprocess.run(
         _command(bench_recipes()[target]),
         cwd=ROOT,
-        env=_environment(smoke, bench_database_url),
+        env=_environment(smoke, bench_database_url, bench_template),
         capture_output=True,
         text=True,
         timeout=TIMEOUT_SECONDS,
