@@ -27,6 +27,24 @@ def _isolated_storage_and_deployment(settings, tmp_path):
 
 
 @pytest.fixture(autouse=True)
+def _a_broken_connection_is_not_kept():
+    """A connection PostgreSQL cut (a terminated backend, a restart) fails the test that meets it, and no more:
+    it is closed before the transactional test's flush, which would fail on it and skip Django's closing of
+    the test's connections, leaving the dead one to every later test of this worker."""
+    _broken_connections_closed()
+    yield
+    _broken_connections_closed()
+
+
+def _broken_connections_closed() -> None:
+    from django.db import connections
+
+    for each in connections.all(initialized_only=True):
+        if each.connection is not None and each.connection.broken:
+            each.close()
+
+
+@pytest.fixture(autouse=True)
 def configured_as_the_site(request, settings):
     """A test beside a running Quire (a fixture of tests/live_site.py) configures this process as the server is."""
     from tests.live_site import SITE_FIXTURES
