@@ -3,6 +3,7 @@
 import uuid
 
 import pytest
+from django.conf import settings
 from django.db import connection
 
 from processing.models import JobState, ProcessingJob
@@ -68,6 +69,10 @@ def test_a_value_the_query_does_not_use_as_given_is_refused(owner):
         PreparedQuery(dropping_exclude).rows(literals=(1,), requester_id=owner.pk, exclude=[uuid.uuid4()])
 
 
+@pytest.mark.skipif(
+    settings.TRANSACTION_POOLED,
+    reason="behind a pooler it is prepared on a lent connection: test_claims_prepare_behind_a_pooler.py",
+)
 def test_its_statement_is_prepared_on_the_connection(owner, three_jobs):
     JOBS_OF.rows(literals=(3,), requester_id=owner.pk, states=[JobState.QUEUED], exclude=[])
 
