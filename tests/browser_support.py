@@ -68,6 +68,23 @@ def sign_in(page: Page, user) -> None:
     expect(page.get_by_role("heading", name="Projects")).to_be_visible()
 
 
+def page_in(chromium: Browser, url: str, *, width: int = 1280, height: int = 860) -> Page:
+    """A page of a fresh browser context on the site at ``url``, waiting up to 20 s for what a test expects."""
+    context = chromium.new_context(base_url=url, viewport={"width": width, "height": height})
+    context.set_default_timeout(20_000)
+    return context.new_page()
+
+
+def editor_opened(page: Page, user, project, path: str = "main.tex", *, saved: bool = False) -> None:
+    """Sign ``user`` in and open ``path`` of ``project`` in the editor, ready to type (and, with ``saved``,
+    in step with the server)."""
+    sign_in(page, user)
+    page.goto(f"/projects/{project.pk}/?file={path}")
+    expect(page.locator(".live-editor-ready")).to_be_visible()
+    if saved:
+        expect(page.locator("[data-sync-status]")).to_have_text("All changes saved")
+
+
 def screenshot(page: Page, name: str, *, full_page: bool = False) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=full_page)

@@ -5,7 +5,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from access.services import member_set
-from tests.browser_support import screenshot, sign_in, user_who_signs_in
+from tests.browser_support import editor_opened, page_in, screenshot, user_who_signs_in
 from tests.factories import ProjectFactory
 from tests.live_site import site_fixture
 
@@ -34,15 +34,11 @@ def paper(author, reviewer):
 
 
 def _page(chromium, url: str) -> Page:
-    context = chromium.new_context(base_url=url, viewport={"width": 1400, "height": 900})
-    context.set_default_timeout(20_000)
-    return context.new_page()
+    return page_in(chromium, url, width=1400, height=900)
 
 
 def _open(page: Page, user, project) -> None:
-    sign_in(page, user)
-    page.goto(f"/projects/{project.pk}/?file=main.tex")
-    expect(page.locator(".live-editor-ready")).to_be_visible()
+    editor_opened(page, user, project)
     expect(page.locator("[data-comments-panel]")).to_be_visible()
 
 

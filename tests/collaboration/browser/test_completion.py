@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from access.services import member_set
-from tests.browser_support import screenshot, sign_in, user_who_signs_in
+from tests.browser_support import editor_opened, page_in, screenshot, user_who_signs_in
 from tests.factories import ProjectFactory
 from tests.live_site import site_fixture
 from workspace import services
@@ -44,16 +44,11 @@ def paper(author, coauthor):
 
 
 def _page(chromium, url: str) -> Page:
-    context = chromium.new_context(base_url=url, viewport={"width": 1280, "height": 860})
-    context.set_default_timeout(20_000)
-    return context.new_page()
+    return page_in(chromium, url)
 
 
 def _open(page: Page, user, project, path: str = "main.tex") -> None:
-    sign_in(page, user)
-    page.goto(f"/projects/{project.pk}/?file={path}")
-    expect(page.locator(".live-editor-ready")).to_be_visible()
-    expect(page.locator("[data-sync-status]")).to_have_text("All changes saved")
+    editor_opened(page, user, project, path, saved=True)
 
 
 def _caret_after(page: Page, words: str) -> None:

@@ -5,7 +5,7 @@ off with the editor bar's *Spelling* switch is remembered after a reload."""
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser_support import screenshot, sign_in
+from tests.browser_support import editor_opened, screenshot
 from tests.factories import ProjectFactory
 from tests.live_site import site_fixture
 
@@ -32,9 +32,7 @@ def page(chromium, quire):
 
 
 def _open(page: Page, user, project) -> None:
-    sign_in(page, user)
-    page.goto(f"/projects/{project.pk}/?file=main.tex")
-    expect(page.locator(".live-editor-ready")).to_be_visible()
+    editor_opened(page, user, project)
 
 
 def test_spell_checking_is_on_for_prose_and_off_for_commands_and_names(page, author, paper):

@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 
 from access.services import member_remove, member_set
 from processing.models import JobState, ProcessingJob
-from tests.browser_support import pane_shows, screenshot, sign_in, user_who_signs_in
+from tests.browser_support import editor_opened, pane_shows, screenshot, sign_in, user_who_signs_in
 from tests.factories import ProjectFactory
 from tests.live_site import site_fixture
 from workspace import services as workspace_services
@@ -50,9 +50,7 @@ def page(chromium, quire):
 
 
 def _open(page: Page, user, project, path: str) -> None:
-    sign_in(page, user)
-    page.goto(f"/projects/{project.pk}/?file={path}")
-    expect(page.locator(".live-editor-ready")).to_be_visible()
+    editor_opened(page, user, project, path)
 
 
 def _type_at_end_of_line(page: Page, line: int, text: str) -> None:
