@@ -67,21 +67,16 @@ def bench_database(name: str | None = None):
     ``BENCH_TEMPLATE_DATABASE`` (a database on the same server that ``migrated_template`` made) it is a copy of
     that one instead: a few hundred milliseconds rather than the migrations' seconds, for runs of every bench."""
     name = name or os.environ.get("BENCH_DATABASE_NAME", "quire_bench")
-    import psycopg
-
     admin = _admin_url()
     template = os.environ.get("BENCH_TEMPLATE_DATABASE")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+    _created(admin, name, template=template)
     url = os.environ["DATABASE_URL"] = _database_url(admin, name)
     if not template:
         _migrated(url)
     try:
         yield url
     finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        database_dropped(admin, name)
 
 
 def _database_url(admin: str, name: str) -> str:
@@ -95,15 +90,20 @@ def _migrated(url: str) -> None:
 
 def migrated_template(admin: str, name: str) -> None:
     """Make ``name`` on ``admin``'s server a freshly migrated database for ``BENCH_TEMPLATE_DATABASE``."""
-    import psycopg
-
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
+    _created(admin, name)
     _migrated(_database_url(admin, name))
 
 
-def template_dropped(admin: str, name: str) -> None:
+def _created(admin: str, name: str, *, template: str | None = None) -> None:
+    """``name`` made anew on ``admin``'s server (empty, or a copy of ``template``)."""
+    database_dropped(admin, name)
+    import psycopg
+
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+
+
+def database_dropped(admin: str, name: str) -> None:
     import psycopg
 
     with psycopg.connect(admin, autocommit=True) as conn:

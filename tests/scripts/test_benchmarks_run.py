@@ -196,12 +196,12 @@ def bench_database_url():
 def bench_template(bench_database_url):
     """A database migrated once that each benchmark's database is copied from (``BENCH_TEMPLATE_DATABASE``),
     one per pytest-xdist worker: a server given by ``BENCH_DATABASE_URL`` is shared by all of them."""
-    from scripts.bench.harness import migrated_template, template_dropped
+    from scripts.bench.harness import database_dropped, migrated_template
 
     name = f"quire_bench_template_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
     migrated_template(bench_database_url, name)
     yield name
-    template_dropped(bench_database_url, name)
+    database_dropped(bench_database_url, name)
 
 
 def _command(recipe: str) -> list[str]:
