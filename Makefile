@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test lint install worker-venv system-packages system-packages-test system-packages-cluster system-packages-bench cluster cluster-drill bundle stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library bench-pptx bench-collab bench-admin bench-history bench-author bench-cluster bench-project soak
+.PHONY: run test test-pooled test-drill lint install worker-venv system-packages system-packages-test system-packages-cluster system-packages-bench cluster cluster-drill bundle stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library bench-pptx bench-collab bench-admin bench-history bench-author bench-cluster bench-project soak
 
 # The browser code (frontend/): npm packages from the committed lock file, bundled by esbuild into static/bundles/.
 NODE_MODULES := frontend/node_modules/.installed
@@ -100,12 +100,20 @@ test: install worker-venv system-packages-test lint bundle
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not exclusive" --durations=30 $(PYTEST_ARGS)
 	$(PY) -m pytest -m exclusive $(PYTEST_ARGS) || [ $$? -eq 5 ]  # 5: PYTEST_ARGS chose none of them
-	# The tests that speak to the database most, again through PgBouncer in transaction mode (scripts/pooled_tests.py).
+	# Each leaves a core mostly idle and they share nothing (the drill's cluster has a PostgreSQL of its own):
+	# side by side, each one's output printed whole when it ends.
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-pooled test-drill
+	# A short soak under real load and faults, so that the soak itself cannot rot (it fails without load). Alone:
+	# it restarts the checkout's PostgreSQL and RabbitMQ.
+	SOAK_MINUTES=$${SOAK_MINUTES:-1} $(PY) -m scripts.soak
+
+# The tests that speak to the database most, again through PgBouncer in transaction mode (scripts/pooled_tests.py).
+test-pooled:
 	$(PY) -m scripts.pooled_tests
-	# The cluster's failure drill (as root; otherwise it says why it is skipped).
+
+# The cluster's failure drill (as root; otherwise it says why it is skipped).
+test-drill:
 	$(PY) -m scripts.cluster.drill
-	# A short soak under real load and faults, so that the soak itself cannot rot (it fails without load).
-	SOAK_MINUTES=$${SOAK_MINUTES:-2} $(PY) -m scripts.soak
 
 # Every benchmark once with small sizes (a few minutes); each bench-* target alone uses the sizes in each
 # benchmark's docstring. BENCH_N is set per benchmark because their defaults differ: one value for all would

@@ -4,7 +4,8 @@ Runs in its own database: the web server (gunicorn, 2 workers), two agents (4 sl
 LaTeX builds), the maintenance loop and the outbox relay to RabbitMQ (or PostgreSQL NOTIFY when
 RabbitMQ is not reachable or ``rabbitmqctl`` is not installed). Simulated users submit echo jobs
 steadily and LaTeX builds now and then, retrying with the same Idempotency-Key when a request fails.
-Meanwhile, at random intervals: kill -9 an agent (and restart it), kill -9 a web worker, kill -9 the
+Meanwhile, every 20 to 50 s (a sixth to a third of the soak at most, so that make test's one-minute soak
+meets several faults too): kill -9 an agent (and restart it), kill -9 a web worker, kill -9 the
 outbox relay (and restart it), restart PostgreSQL, stop and start RabbitMQ. At the end the load stops,
 the reapers drain the system, and ``processing_check`` must pass.
 
@@ -37,6 +38,7 @@ from scripts.bench.harness import ROOT, bench_database, django_setup, percentile
 from scripts.bench.processes import deployment_write, web_server
 
 MINUTES = float(os.environ.get("SOAK_MINUTES", "10"))
+FAULT_PAUSE_SECONDS = (min(20.0, MINUTES * 10), min(50.0, MINUTES * 20))  # between two faults
 SEED = int(os.environ.get("SOAK_SEED", str(int(time.time()))))
 USERS = int(os.environ.get("SOAK_USERS", "4"))
 ECHO_PER_S = float(os.environ.get("SOAK_ECHO_PER_S", "6"))
@@ -195,7 +197,7 @@ def _chaos(fleet: Fleet, stop: threading.Event, rng: random.Random, log: list[st
         actions.append("restart_postgres")
     if fleet.env.get("OUTBOX_BROKER_URL", "").startswith("amqp"):
         actions.append("bounce_rabbitmq")
-    while not stop.wait(rng.uniform(20, 50)):
+    while not stop.wait(rng.uniform(*FAULT_PAUSE_SECONDS)):
         action = rng.choice(actions)
         log.append(f"{time.strftime('%H:%M:%S')} {action}")
         if action in ("kill_agent", "kill_relay"):

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from scripts.bench.author_paper import author_project
 from scripts.bench.builds import author, build_service, until_ended
-from scripts.bench.harness import BENCH_REPS, n_or, percentile, report
+from scripts.bench.harness import BENCH_REPS, BENCH_WARMUP, n_or, percentile, report, rounds
 
 LATEXMK = ["latexmk", "-norc", "-interaction=nonstopmode", "-file-line-error", "-synctex=1", "-pdf", "main.tex"]
 PDFLATEX = ["pdflatex", "-interaction=nonstopmode", "-file-line-error", "-synctex=1", "-recorder", "main.tex"]
@@ -122,7 +122,7 @@ def rebuild_phase(client, user, directory: Path, n: int) -> None:
     peers = RawPeers(directory / "raw")
     sides = {name: [] for name in ("warm", "clean", "latexmk_kept", "latexmk_clean", "pdflatex_pass")}
     starts: list[str] = []
-    for repetition in range(BENCH_REPS + 1):  # the first round warms both sides up and is dropped
+    for repetition, counted in enumerate(rounds()):  # a warm-up round warms both sides up and is dropped
         samples = {name: [] for name in sides}
         for edit in range(n):
             word = f"edit{repetition}x{edit}"
@@ -136,7 +136,7 @@ def rebuild_phase(client, user, directory: Path, n: int) -> None:
             samples["latexmk_kept"].append(peers.latexmk_kept(files))
             samples["latexmk_clean"].append(peers.latexmk_clean(files))
             samples["pdflatex_pass"].append(peers.pdflatex_pass(author_project(word=f"{word}p")))
-        if repetition:
+        if counted:
             for name, values in samples.items():
                 sides[name].append(statistics.median(values))
     config = f"15-section biblatex + TikZ + hyperref paper, one word edited, {n} edits a repetition"
@@ -177,11 +177,11 @@ def ctrl_enter_phase(url: str, user, n: int) -> None:
             """() => document.addEventListener("quire:pdf-shown", (event) => {
                  (window.__shown ||= []).push({ jobId: event.detail.jobId, at: performance.now() }); })"""
         )
-        for repetition in range(BENCH_REPS + 1):
+        for repetition, counted in enumerate(rounds()):
             samples = []
-            for edit in range(n + (1 if repetition == 0 else 0)):
+            for edit in range(n + (0 if counted else 1)):
                 samples.append(_typed_build(page, f" Word{repetition}x{edit}"))
-            if repetition:
+            if counted:
                 per_rep_p50.append(percentile(samples, 0.5))
                 per_rep_p99.append(percentile(samples, 0.99))
         page.context.browser.close()
@@ -226,7 +226,7 @@ def typst_preview_phase(url: str, user, keystrokes: int) -> None:
             """() => { const {view} = window.quireEditors[0]; const line = view.state.doc.line(5);
                        view.dispatch({selection: {anchor: line.to}}); view.focus(); }"""
         )
-        for repetition in range(BENCH_REPS + 1):
+        for counted in rounds():
             samples = []
             for key in range(keystrokes):
                 before = page.evaluate("() => window.quirePreview.rendered")
@@ -234,7 +234,7 @@ def typst_preview_phase(url: str, user, keystrokes: int) -> None:
                 page.keyboard.type("abcdefghij"[key % 10] if key % 6 else " ")
                 page.wait_for_function(caught_up, arg=before, timeout=30_000)
                 samples.append(page.evaluate("() => window.quirePreview.renderedAt") - started)
-            if repetition:
+            if counted:
                 per_rep_p50.append(percentile(samples, 0.5))
                 per_rep_p99.append(percentile(samples, 0.99))
         page.context.browser.close()
@@ -278,7 +278,7 @@ def main() -> None:
     from django.contrib.auth import get_user_model
 
     n = n_or(5)
-    print(f"Author's loop benchmark ({n} edits x {BENCH_REPS} repetitions + warm-up)")
+    print(f"Author's loop benchmark ({n} edits x {BENCH_REPS} repetitions + {BENCH_WARMUP} warm-up)")
     with build_service(extra_env={"COLLAB_PROJECTION_DELAY_SECONDS": "0.3"}) as (url, directory):
         user, client = author(url)
         user.set_password(PASSWORD)

@@ -37,7 +37,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scripts.bench.harness import BENCH_REPS, report
+from scripts.bench.harness import report, rounds
 
 LATEX = "latex.compile.pdf/v1"
 TYPST = "typst.compile.pdf/v1"
@@ -198,7 +198,7 @@ class Paired:
 
 
 def paired_builds(client, user, raw_side: RawSide, *, project_type: str, source: str, edit, n: int) -> Paired:
-    """BENCH_REPS + 1 repetitions (the first warms up) of ``n`` builds, each built raw and in full.
+    """Rounds (``rounds()``: warm-ups, then BENCH_REPS measured) of ``n`` builds, each built raw and in full.
 
     ``edit(source, tag)`` changes a comment before each build, so that no build is a reuse hit."""
     from processing.models import ProcessingJob
@@ -210,7 +210,7 @@ def paired_builds(client, user, raw_side: RawSide, *, project_type: str, source:
     project = workspace.project_create(actor_id=user.pk, name="bench", project_type=project_type)
     operation, entry = BUILDS[project_type], DEFAULT_ENTRY[project_type]
     result = Paired(project_id=str(project.pk))
-    for rep in range(BENCH_REPS + 1):
+    for rep, counted in enumerate(rounds()):
         raw, full, builds = [], [], []
         for index in range(n):
             workspace.file_write(
@@ -229,7 +229,7 @@ def paired_builds(client, user, raw_side: RawSide, *, project_type: str, source:
             captured = ProcessingJob.objects.values_list("input_digest", "warm_start_blob_id").get(pk=job_id)
             if captured != (bundle.sha256, warm_blob_id):
                 raise RuntimeError(f"build {job_id} captured other bytes than the raw side built")
-        if rep:
+        if counted:
             result.raw.append(statistics.median(raw))
             result.full.append(statistics.median(full))
             result.overhead.append(statistics.median(f - r for f, r in zip(full, raw, strict=True)))

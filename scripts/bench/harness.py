@@ -20,6 +20,14 @@ sys.path.insert(0, str(ROOT))
 
 BENCH_N = int(os.environ.get("BENCH_N", "0"))
 BENCH_REPS = int(os.environ.get("BENCH_REPS", "3"))
+# Rounds run before the measured ones and dropped (page cache, fonts, each side's first start); the smoke runs
+# of make test, which check only that every figure is printed, skip them.
+BENCH_WARMUP = int(os.environ.get("BENCH_WARMUP", "1"))
+
+
+def rounds() -> list[bool]:
+    """Whether each round counts: BENCH_WARMUP warm-up rounds, then BENCH_REPS measured ones."""
+    return [False] * BENCH_WARMUP + [True] * BENCH_REPS
 
 
 def n_or(default: int) -> int:
