@@ -1,3 +1,5 @@
+import time
+
 import pytest
 from django.core.management.base import CommandError
 from rest_framework.test import APIClient
@@ -8,6 +10,7 @@ from tests.processing.factories import deployment_toml
 pytest_plugins = ["tests.browser_support"]
 
 DEFAULT_TEST_OPERATIONS = ("latex.compile.pdf/v1", "pdf.index.text/v1", "test.echo/v1")
+FLUSH_ATTEMPTS = 6  # 3.1 s of pauses in all
 
 
 def pytest_collection_modifyitems(config, items):
@@ -69,18 +72,20 @@ def _browser_test_servers_settle(request):
 def _a_flush_that_meets_a_deadlock_runs_again():
     """A transactional test's flush empties every table in one TRUNCATE while a module's live server and agent
     may still be polling the queue; PostgreSQL breaks a deadlock between the two by failing one of them,
-    sometimes the flush. The flush is then run again: the poll it met is over by then."""
+    sometimes the flush. The flush is then run again, after a pause that grows with each attempt, so that a
+    poll that keeps meeting it (a loaded machine slows both) is over by then."""
     from django.test import TransactionTestCase
 
     original = TransactionTestCase._fixture_teardown
 
     def teardown(self):
-        for attempt in range(3):
+        for attempt in range(FLUSH_ATTEMPTS):
             try:
                 return original(self)
             except CommandError as error:
-                if attempt == 2 or not _caused_by_a_deadlock(error):
+                if attempt == FLUSH_ATTEMPTS - 1 or not _caused_by_a_deadlock(error):
                     raise
+            time.sleep(0.1 * 2**attempt)  # a backoff between retries, not a wait for a condition
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(TransactionTestCase, "_fixture_teardown", teardown)
