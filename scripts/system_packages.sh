@@ -11,6 +11,10 @@ packages=(
   texlive-fonts-recommended latexmk biber texlive-bibtex-extra texlive-extra-utils bubblewrap  # biblatex is in bibtex-extra, texcount in extra-utils
   # Office previews and the faithful PPTX import profile; python3-uno lets the preview host keep them warm
   libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui python3-uno
+  # Free fonts metric-compatible with Office's (Calibri, Cambria, Arial, Times New Roman, Courier New) and one
+  # with CJK glyphs: an imported deck's text keeps its line breaks (the PPTX import copies them into the project)
+  # and LibreOffice renders Office documents with them
+  fonts-crosextra-carlito fonts-crosextra-caladea fonts-liberation2 fonts-droid-fallback
 )
 # The browser bundle (frontend/) is built with Node and npm; a Node already on the machine (from any
 # source) is used as it is.

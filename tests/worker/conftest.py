@@ -30,28 +30,35 @@ def executor():
 def import_pptx(tmp_path, executor):
     """``import_pptx(data, profile=..., bounds=...)`` runs the PPTX import on ``data``."""
 
-    def run(
-        data: bytes,
-        *,
-        profile: str = "editable",
-        bounds: ImportBounds | None = None,
-        limits=LIMITS,
-        filename: str = "deck.pptx",
-        processor: PptxImportProcessor | None = None,
-    ):
-        input_dir, output_dir = _fresh_dirs(tmp_path)
-        (input_dir / "input.pptx").write_bytes(data)
-        processor = processor or PptxImportProcessor(bounds=bounds)
-        return processor.run(
-            input_dir=input_dir,
-            output_dir=output_dir,
-            limits=limits,
-            cancel=threading.Event(),
-            request={"input_profile": profile, "filename": filename},
-            executor=executor,
-        )
+    def run(data: bytes, **options):
+        return pptx_imported(data, tmp_path, executor=executor, **options)
 
     return run
+
+
+def pptx_imported(
+    data: bytes,
+    root: Path,
+    *,
+    executor=None,
+    profile: str = "editable",
+    bounds: ImportBounds | None = None,
+    limits=LIMITS,
+    filename: str = "deck.pptx",
+    processor: PptxImportProcessor | None = None,
+) -> ProcessorResult:
+    """The PPTX import run on ``data`` in a fresh directory under ``root`` (for fixtures of a wider scope)."""
+    input_dir, output_dir = _fresh_dirs(root)
+    (input_dir / "input.pptx").write_bytes(data)
+    processor = processor or PptxImportProcessor(bounds=bounds)
+    return processor.run(
+        input_dir=input_dir,
+        output_dir=output_dir,
+        limits=limits,
+        cancel=threading.Event(),
+        request={"input_profile": profile, "filename": filename},
+        executor=executor or SubprocessTestExecutor(),
+    )
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from quire_worker.processors.child_protocol import (
     child_main,
     diagnostic_entry,
 )
+from quire_worker.processors.pptx.fonts import FontMapper
 from quire_worker.processors.pptx.import_report import import_report
 from quire_worker.processors.pptx.package_guard import guard_package
 from quire_worker.processors.pptx.pictures import AssetStore
@@ -40,9 +41,11 @@ def convert(arguments: ChildArguments) -> tuple[dict, ...]:
     profile, source_name = settings["input_profile"], settings["filename"]
     guard_package(arguments.input_dir / INPUT_NAME, bounds)
     presentation = _open(arguments.input_dir / INPUT_NAME)
-    report, assets, converted = ConversionReport(), AssetStore(bounds), []
-    deck = _read(presentation, bounds=bounds, report=report, assets=assets, converted=converted)
-    if profile == "faithful":
+    report, assets, converted, fonts = ConversionReport(), AssetStore(bounds), [], FontMapper()
+    deck = _read(presentation, bounds=bounds, report=report, assets=assets, converted=converted, fonts=fonts)
+    for detail in fonts.substitutions.values():
+        report.approximated("font", slide=0, shape="", detail=detail)
+    if profile == "faithful" and deck.slides:  # a deck without slides has nothing for LibreOffice to render
         deck = _with_backgrounds(deck, presentation, converted, arguments=arguments, assets=assets)
     elif _has_master_design(presentation):
         detail = "backgrounds and decorations of the slide master and layouts"
@@ -52,6 +55,7 @@ def convert(arguments: ChildArguments) -> tuple[dict, ...]:
     files = (
         BundleFile(ENTRY_PATH, "text", source_text),
         *(BundleFile(path, "asset", data) for path, data in assets.files.items()),
+        *(BundleFile(path, "asset", data) for path, data in fonts.files().items()),
     )
     compile_warnings = _compile_check(files, arguments.scratch_dir)
     bundle = WorkspaceBundle("typst", _suggested_name(source_name), ENTRY_PATH, files)
@@ -148,7 +152,11 @@ def _compile_check(files: tuple[BundleFile, ...], scratch_dir: Path) -> list[str
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             _, found = typst.compile_with_warnings(
-                str(project / ENTRY_PATH), root=str(project), format="pdf", ignore_system_fonts=True
+                str(project / ENTRY_PATH),
+                root=str(project),
+                format="pdf",
+                font_paths=[str(project)],  # as the project's Typst build finds the fonts the import copied
+                ignore_system_fonts=True,
             )
     except typst.TypstError as exc:
         raise ConversionFailure(

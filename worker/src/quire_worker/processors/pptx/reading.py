@@ -7,7 +7,6 @@ faithful profile can leave it out of the rendered background.
 
 from dataclasses import dataclass, field
 
-from pptx.enum.dml import MSO_COLOR_TYPE, MSO_FILL
 from pptx.enum.shapes import MSO_AUTO_SHAPE_TYPE
 from pptx.shapes.autoshape import Shape
 from pptx.shapes.connector import Connector
@@ -16,6 +15,8 @@ from pptx.shapes.group import GroupShape
 from pptx.shapes.picture import Movie, Picture
 
 from quire_worker.processors.child_protocol import ConversionFailure
+from quire_worker.processors.pptx.fonts import FontMapper
+from quire_worker.processors.pptx.looks import fill_color, frame_layout, shape_look, text_look
 from quire_worker.processors.pptx.pictures import AssetStore, picture_block
 from quire_worker.processors.pptx.slide_model import (
     EMU_PER_POINT,
@@ -29,7 +30,8 @@ from quire_worker.processors.pptx.slide_model import (
     TableCell,
     TextBlock,
 )
-from quire_worker.processors.pptx.text import read_paragraphs, text_role
+from quire_worker.processors.pptx.text import TextReading, read_paragraphs, text_role
+from quire_worker.processors.pptx.theme import A, P, Theme, slide_theme
 
 _NAMESPACES = {
     "p": "http://schemas.openxmlformats.org/presentationml/2006/main",
@@ -91,6 +93,8 @@ class SlideReading:
     report: ConversionReport
     assets: AssetStore
     slide_frame: Frame
+    theme: Theme = field(default_factory=Theme)
+    fonts: FontMapper = field(default_factory=FontMapper)
     converted: list = field(default_factory=list)
     blocks: list = field(default_factory=list)
     shape_count: int = 0
@@ -112,9 +116,16 @@ class SlideReading:
 
 
 def read_deck(
-    presentation, *, bounds: ImportBounds, report: ConversionReport, assets: AssetStore, converted: list
+    presentation,
+    *,
+    bounds: ImportBounds,
+    report: ConversionReport,
+    assets: AssetStore,
+    converted: list,
+    fonts: FontMapper | None = None,
 ) -> Deck:
-    """The whole deck; ``converted`` receives the XML elements that became Typst."""
+    """The whole deck; ``converted`` receives the XML elements that became Typst, ``fonts`` the families named."""
+    fonts = fonts if fonts is not None else FontMapper()
     width_emu = presentation.slide_width or _DEFAULT_SLIDE[0]
     height_emu = presentation.slide_height or _DEFAULT_SLIDE[1]
     slides = list(presentation.slides)
@@ -127,7 +138,8 @@ def read_deck(
     slide_frame = Frame(0, 0, width_emu / EMU_PER_POINT, height_emu / EMU_PER_POINT)
     read = []
     for number, slide in enumerate(slides, start=1):
-        reading = SlideReading(number, bounds, report, assets, slide_frame)
+        theme = slide_theme(slide)
+        reading = SlideReading(number, bounds, report, assets, slide_frame, theme=theme, fonts=fonts)
         read.append(_read_slide(slide, reading))
         converted.extend(reading.converted)
     return Deck(width=slide_frame.width, height=slide_frame.height, slides=tuple(read))
@@ -144,7 +156,7 @@ def _read_slide(slide, reading: SlideReading) -> Slide:
         blocks=tuple(reading.blocks),
         notes=_notes(slide),
         hidden=slide._element.get("show") in ("0", "false"),
-        fill=_background_fill(slide),
+        fill=_background_fill(slide, reading.theme),
     )
 
 
@@ -201,20 +213,39 @@ def _read_graphic_frame(shape, placement: Placement, reading: SlideReading) -> N
 
 def _read_autoshape(shape, placement: Placement, reading: SlideReading) -> None:
     frame = _frame(shape, placement, reading)
-    fill = _solid_fill(shape)
-    if fill is not None:
+    look = shape_look(shape._element, reading.theme)
+    drawn = look.fill is not None or look.outline is not None
+    if drawn:
         ellipse = _auto_shape_type(shape) == MSO_AUTO_SHAPE_TYPE.OVAL
         if not ellipse and _auto_shape_type(shape) != MSO_AUTO_SHAPE_TYPE.RECTANGLE:
             reading.approximate("shape", shape, "outline drawn as a rectangle")
-        reading.blocks.append(FilledShape(frame=frame, fill=fill, ellipse=ellipse))
+        if look.approximation:
+            reading.approximate("fill", shape, look.approximation)
+        block = FilledShape(
+            frame=frame, fill=look.fill, ellipse=ellipse, outline=look.outline, outline_width=look.outline_width
+        )
+        reading.blocks.append(block)
     elif not shape.is_placeholder and _draws_geometry(shape):
-        reading.drop("shape", shape, "shape drawing (theme or non-solid fill, outline)")
+        reading.drop("shape", shape, "shape drawing (a picture fill, or a style its theme lacks)")
     role = text_role(shape)
-    paragraphs = read_paragraphs(shape.text_frame, role=role) if shape.has_text_frame else ()
+    paragraphs, layout = (), frame_layout(shape)
+    if shape.has_text_frame:
+        text = TextReading(
+            look=text_look(shape, reading.theme, role), fonts=reading.fonts, font_scale=layout.font_scale
+        )
+        paragraphs = read_paragraphs(shape.text_frame, role=role, reading=text)
     has_text = any(paragraph.text.strip() for paragraph in paragraphs)
     if has_text:
-        reading.blocks.append(TextBlock(frame=frame, paragraphs=paragraphs, role=role))
-    if fill is not None:
+        block = TextBlock(
+            frame=frame,
+            paragraphs=paragraphs,
+            role=role,
+            anchor=layout.anchor,
+            insets=layout.insets,
+            spacing_scale=layout.spacing_scale,
+        )
+        reading.blocks.append(block)
+    if drawn:
         reading.converted.append(ConvertedElement(shape._element, "remove"))
     elif has_text:
         reading.converted.append(ConvertedElement(shape._element, "clear_text"))
@@ -260,19 +291,20 @@ def _frame(shape, placement: Placement, reading: SlideReading) -> Frame:
     return placement.frame(*geometry, rotation=float(getattr(shape, "rotation", 0.0) or 0.0))
 
 
-def _solid_fill(shape) -> str | None:
-    try:
-        fill = shape.fill
-        if fill.type == MSO_FILL.SOLID and fill.fore_color.type == MSO_COLOR_TYPE.RGB:
-            return str(fill.fore_color.rgb).lower()
-    except (AttributeError, TypeError, ValueError, NotImplementedError):
-        pass
+def _background_fill(slide, theme: Theme) -> str | None:
+    """The solid (or first gradient) colour of the slide's background, else its layout's, else its master's."""
+    for owner in (slide, slide.slide_layout, slide.slide_layout.slide_master):
+        background = owner._element.find(f"{P}cSld/{P}bg")
+        if background is None:
+            continue
+        properties = background.find(f"{P}bgPr")
+        if properties is not None:
+            fill = next((child for child in properties if child.tag != f"{A}effectLst"), None)
+            return fill_color(fill, theme)[0]
+        reference = background.find(f"{P}bgRef")
+        picked = theme.style_fill(reference) if reference is not None else None
+        return fill_color(picked[1], theme, picked[0])[0] if picked else None
     return None
-
-
-def _background_fill(slide) -> str | None:
-    colors = slide._element.xpath("./p:cSld/p:bg/p:bgPr/a:solidFill/a:srgbClr/@val")
-    return str(colors[0]).lower() if colors and len(str(colors[0])) == 6 else None
 
 
 def _auto_shape_type(shape):

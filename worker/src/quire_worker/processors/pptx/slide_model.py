@@ -50,6 +50,7 @@ class Run:
     link: str | None = None
     size: float | None = None  # points
     color: str | None = None  # "rrggbb"
+    font: str | None = None  # a family the build has (fonts.FontMapper); None: the page's
     line_break: bool = False  # a break inside the paragraph; ``text`` is empty
 
 
@@ -70,6 +71,9 @@ class TextBlock:
     frame: Frame
     paragraphs: tuple[Paragraph, ...]
     role: str  # "title", "subtitle", "body" or "text"
+    anchor: str = "top"  # vertical alignment in the frame: "top", "horizon" or "bottom"
+    insets: tuple[float, float, float, float] = (7.2, 3.6, 7.2, 3.6)  # left, top, right, bottom
+    spacing_scale: float = 1.0  # an autofit's line spacing reduction, as a factor
 
 
 @dataclass(frozen=True)
@@ -99,8 +103,10 @@ class PictureBlock:
 @dataclass(frozen=True)
 class FilledShape:
     frame: Frame
-    fill: str  # "rrggbb"
+    fill: str | None  # "rrggbb"; None: outline only
     ellipse: bool = False
+    outline: str | None = None  # "rrggbb"
+    outline_width: float = 0.75  # points
 
 
 Block = TextBlock | TableBlock | PictureBlock | FilledShape

@@ -5,6 +5,8 @@ for titles, ``-``/``+`` lists for bullets, ``#table`` for tables, ``#image`` for
 line comments for speaker notes. Every piece of deck text goes through ``typst_markup``.
 """
 
+from dataclasses import dataclass
+
 from quire_worker.processors.pptx.slide_model import (
     Deck,
     FilledShape,
@@ -26,7 +28,6 @@ from quire_worker.processors.typst.markup import (
 )
 
 ROLE_TEXT_SIZES = {"title": 40, "subtitle": 24, "body": 24, "text": 18}
-TEXT_INSET = "(x: 7.2pt, y: 3.6pt)"  # PowerPoint's default text box insets: 0.1 in and 0.05 in
 
 
 def deck_source(deck: Deck, *, source_name: str, profile: str) -> str:
@@ -37,7 +38,7 @@ def deck_source(deck: Deck, *, source_name: str, profile: str) -> str:
         f"#set page(width: {points(deck.width)}, height: {points(deck.height)}, margin: 0pt)",
         "#set text(size: 18pt)",
         "#set par(spacing: 0.6em)",
-        '#show heading: set text(size: 40pt, weight: "regular")',
+        '#show heading: set text(size: 1em, weight: "regular")',  # a title is as large as its text box says
         "#show heading: set block(above: 0pt, below: 0pt)",
     ]
     for slide in deck.slides:
@@ -61,7 +62,7 @@ def _slide_lines(slide: Slide) -> list[str]:
 
 def _page_arguments(slide: Slide) -> str:
     arguments = []
-    if slide.fill:
+    if slide.fill and slide.fill != "ffffff":  # a page is white already
         arguments.append(f'fill: rgb("#{slide.fill}")')
     if slide.background_path:
         arguments.append(f"background: image({string_literal(slide.background_path)}, width: 100%, height: 100%)")
@@ -77,8 +78,12 @@ def _block_lines(block) -> list[str]:
         return [_placed(block.frame, _picture_code(block))]
     if isinstance(block, FilledShape):
         shape = "ellipse" if block.ellipse else "rect"
-        size = f"width: {points(block.frame.width)}, height: {points(block.frame.height)}"
-        return [_placed(block.frame, f'{shape}({size}, fill: rgb("#{block.fill}"))')]
+        arguments = [f"width: {points(block.frame.width)}", f"height: {points(block.frame.height)}"]
+        if block.fill:
+            arguments.append(f'fill: rgb("#{block.fill}")')
+        if block.outline:
+            arguments.append(f'stroke: {points(block.outline_width)} + rgb("#{block.outline}")')
+        return [_placed(block.frame, f"{shape}({', '.join(arguments)})")]
     raise TypeError(f"unknown block {type(block).__name__}")
 
 
@@ -98,26 +103,63 @@ def _placed_around(frame: Frame, head: str) -> tuple[str, str]:
     return opening + head, closing
 
 
-def _frame_block(frame: Frame) -> str:
-    return f"block(width: {points(frame.width)}, height: {points(frame.height)}, inset: {TEXT_INSET})"
+def _frame_block(block: TextBlock) -> str:
+    left, top, right, bottom = block.insets
+    inset = f"(left: {points(left)}, top: {points(top)}, right: {points(right)}, bottom: {points(bottom)})"
+    return f"block(width: {points(block.frame.width)}, height: {points(block.frame.height)}, inset: {inset})"
+
+
+@dataclass(frozen=True)
+class RunDefaults:
+    """What a text block sets once (``#set text``): its runs say only how they differ."""
+
+    size: float | None = None
+    font: str | None = None
+    color: str | None = None
 
 
 def _text_lines(block: TextBlock) -> list[str]:
-    opening, closing = _placed_around(block.frame, _frame_block(block.frame) + "[")
-    lines = [opening, f"#set text(size: {ROLE_TEXT_SIZES[block.role]}pt)"]
+    opening, closing = _placed_around(block.frame, _frame_block(block) + "[")
+    defaults = _block_defaults(block)
+    settings = [f"size: {points(defaults.size)}"]
+    if defaults.font:
+        settings.append(f"font: {string_literal(defaults.font)}")
+    if defaults.color:
+        settings.append(f'fill: rgb("#{defaults.color}")')
+    lines = [opening, f"#set text({', '.join(settings)})"]
+    if block.spacing_scale < 1:
+        lines.append(f"#set par(leading: {round(0.65 * block.spacing_scale, 3):g}em)")
+    if block.anchor != "top":
+        lines.append(f"#align({block.anchor})[")
     if block.role == "title":
-        lines.append("= " + " \\ ".join(runs_markup(paragraph.runs) for paragraph in block.paragraphs))
+        heading = "= " + " \\ ".join(runs_markup(paragraph.runs, defaults=defaults) for paragraph in block.paragraphs)
+        align = block.paragraphs[0].align if block.paragraphs else None
+        lines.append(f"#align({align})[{heading}]" if align in ("center", "right") else heading)
     else:
-        lines += _paragraph_lines(block.paragraphs)
+        lines += _paragraph_lines(block.paragraphs, defaults=defaults)
+    if block.anchor != "top":
+        lines.append("]")
     lines.append("]" + closing)
     return lines
 
 
-def _paragraph_lines(paragraphs: tuple[Paragraph, ...]) -> list[str]:
+def _block_defaults(block: TextBlock) -> RunDefaults:
+    """The size, font and colour of most of the block's characters."""
+    tallies: tuple[dict, dict, dict] = ({}, {}, {})
+    for paragraph in block.paragraphs:
+        for run in paragraph.runs:
+            for tally, value in zip(tallies, (run.size, run.font, run.color), strict=True):
+                if value is not None:
+                    tally[value] = tally.get(value, 0) + len(run.text)
+    size, font, color = (max(tally, key=tally.get) if tally else None for tally in tallies)
+    return RunDefaults(size=size or ROLE_TEXT_SIZES[block.role], font=font, color=color)
+
+
+def _paragraph_lines(paragraphs: tuple[Paragraph, ...], *, defaults: RunDefaults = RunDefaults()) -> list[str]:
     lines: list[str] = []
     previous_was_item = False
     for paragraph in paragraphs:
-        markup = runs_markup(paragraph.runs)
+        markup = runs_markup(paragraph.runs, defaults=defaults)
         if paragraph.bullet and markup:
             marker = "+" if paragraph.bullet == "number" else "-"
             lines.append(f"{'  ' * paragraph.level}{marker} {markup}")
@@ -141,19 +183,20 @@ def _aligned(align: str, markup: str) -> str:
     return f"#align({align})[{markup}]"
 
 
-def runs_markup(runs: tuple[Run, ...]) -> str:
-    """The runs as one line of markup; the first character is escaped as if at a line start."""
+def runs_markup(runs: tuple[Run, ...], *, defaults: RunDefaults = RunDefaults()) -> str:
+    """The runs as one line of markup, each saying how it differs from ``defaults``; the first character is
+    escaped as if at a line start."""
     pieces: list[str] = []
     for run in runs:
         at_line_start = not "".join(pieces).strip()
-        piece = "\\ " if run.line_break else _run_markup(run, at_line_start=at_line_start)
+        piece = "\\ " if run.line_break else _run_markup(run, at_line_start=at_line_start, defaults=defaults)
         if pieces and pieces[-1].endswith("]") and pieces[-1].startswith("#") and continues_expression(piece):
             pieces[-1] += ";"
         pieces.append(piece)
     return "".join(pieces).strip()
 
 
-def _run_markup(run: Run, *, at_line_start: bool) -> str:
+def _run_markup(run: Run, *, at_line_start: bool, defaults: RunDefaults) -> str:
     markup = escape_text(run.text, at_line_start=at_line_start)
     if not markup.strip():
         return markup
@@ -164,10 +207,12 @@ def _run_markup(run: Run, *, at_line_start: bool) -> str:
     if run.underline:
         markup = f"#underline[{markup}]"
     styles = []
-    if run.size:
+    if run.size and run.size != defaults.size:
         styles.append(f"size: {points(run.size)}")
-    if run.color:
+    if run.color and run.color != defaults.color:
         styles.append(f'fill: rgb("#{run.color}")')
+    if run.font and run.font != defaults.font:
+        styles.append(f"font: {string_literal(run.font)}")
     if styles:
         markup = f"#text({', '.join(styles)})[{markup}]"
     if run.link:
