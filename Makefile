@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test test-pooled test-drill lint install worker-venv system-packages system-packages-test system-packages-cluster system-packages-bench cluster cluster-drill bundle stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library bench-pptx bench-collab bench-admin bench-history bench-author bench-cluster bench-project soak
+.PHONY: run test test-pooled test-drill test-restarts test-soak lint install worker-venv system-packages system-packages-test system-packages-cluster system-packages-bench cluster cluster-drill bundle stop-db clean bench bench-queue bench-office bench-latex bench-submit bench-load bench-library bench-pptx bench-collab bench-admin bench-history bench-author bench-cluster bench-project soak
 
 # The browser code (frontend/): npm packages from the committed lock file, bundled by esbuild into static/bundles/.
 NODE_MODULES := frontend/node_modules/.installed
@@ -87,10 +87,12 @@ lint: install
 AMQP_URL ?= amqp://guest:guest@127.0.0.1:5672/%2F
 export AMQP_URL
 
-# The suite in two tiers: every test that can share the machine, spread over TEST_WORKERS processes (pytest-xdist,
-# a test database each; a module's tests kept together so its server starts once, tests/conftest.py), then the
-# few marked `exclusive` (they restart the shared PostgreSQL or measure a capacity) alone. The tests mostly wait
-# on servers, agents, compilers and browsers, so there are more workers than cores.
+# The suite in tiers: every test that can share the machine, spread over TEST_WORKERS processes (pytest-xdist, a
+# test database each; a module's tests kept together so its server starts once, tests/conftest.py); then the few
+# marked `exclusive` (they measure a capacity) alone; then, side by side, what uses a PostgreSQL of its own (the
+# pooled rerun, the drill) and what uses the checkout's, one after the other (the tests marked
+# `restarts_postgres`, then the soak). The tests mostly wait on servers, agents, compilers and browsers, so there
+# are more workers than cores.
 TEST_WORKERS ?= 4
 export TEST_WORKERS
 
@@ -98,14 +100,12 @@ test: install worker-venv system-packages-test lint bundle
 	scripts/rabbitmq.sh
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not exclusive" --durations=30 $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not exclusive and not restarts_postgres" --durations=30 \
+		$(PYTEST_ARGS)
 	$(PY) -m pytest -m exclusive $(PYTEST_ARGS) || [ $$? -eq 5 ]  # 5: PYTEST_ARGS chose none of them
-	# Each leaves a core mostly idle and they share nothing (the drill's cluster has a PostgreSQL of its own):
-	# side by side, each one's output printed whole when it ends.
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-pooled test-drill
-	# A short soak under real load and faults, so that the soak itself cannot rot (it fails without load). Alone:
-	# it restarts the checkout's PostgreSQL and RabbitMQ.
-	SOAK_MINUTES=$${SOAK_MINUTES:-1} $(PY) -m scripts.soak
+	# Runs that each leave a core mostly idle and share nothing (the pooled rerun and the drill have a PostgreSQL
+	# of their own): side by side, each one's output printed whole when it ends.
+	$(MAKE) --no-print-directory -j3 --output-sync=target test-pooled test-drill test-soak
 
 # The tests that speak to the database most, again through PgBouncer in transaction mode (scripts/pooled_tests.py).
 test-pooled:
@@ -114,6 +114,15 @@ test-pooled:
 # The cluster's failure drill (as root; otherwise it says why it is skipped).
 test-drill:
 	$(PY) -m scripts.cluster.drill
+
+# The tests that restart the checkout's PostgreSQL, alone on it.
+test-restarts:
+	$(PY) -m pytest -m restarts_postgres $(PYTEST_ARGS) || [ $$? -eq 5 ]  # 5: PYTEST_ARGS chose none of them
+
+# A short soak under real load and faults, so that the soak itself cannot rot (it fails without load). It restarts
+# the checkout's PostgreSQL and RabbitMQ too: after the tests that restart it.
+test-soak: test-restarts
+	SOAK_MINUTES=$${SOAK_MINUTES:-1} $(PY) -m scripts.soak
 
 # Every benchmark once with small sizes (a few minutes); each bench-* target alone uses the sizes in each
 # benchmark's docstring. BENCH_N is set per benchmark because their defaults differ: one value for all would

@@ -5,17 +5,19 @@
 ``DATABASE_URL`` points at the PgBouncer and ``DATABASE_DIRECT_URL`` at PostgreSQL itself, as in a pooled
 deployment (docs/deployment.md): consecutive transactions of one connection may run on different server
 sessions, so a statement prepared, a session lock taken or a setting made on one would be missing on the next,
-and a test relying on one fails. The PostgreSQL is the checkout's embedded one, or the server of
-``DATABASE_URL`` when it is set.
+and a test relying on one fails. The PostgreSQL is a server of the run's own (an embedded one in a temporary
+directory under var/), or the server of ``DATABASE_URL`` when it is set. The AMQP tests are skipped here.
 
 Django cannot drop its test database through the pooler, which keeps server connections to it: the database
 is created by the test run (``--reuse-db`` never drops it) and dropped here, directly, before and after.
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import environ
@@ -42,15 +44,23 @@ POOLED_TESTS = [
 DATABASE = "quire_pooled"
 
 
-def _postgres() -> dict:
-    """Host, port, user and password of the PostgreSQL the tests use."""
+@contextmanager
+def _postgres():
+    """Host, port, user and password of the PostgreSQL the tests use: ``DATABASE_URL``'s, or a server of this
+    run's own, so that make test's soak, which restarts the checkout's server meanwhile, does not cut it."""
     if url := os.environ.get("DATABASE_URL"):
         config = environ.Env.db_url_config(url)
-        return {key: config.get(key.upper()) or default for key, default in _DEFAULTS.items()}
-    from config.embedded_db import ensure_running
+        yield {key: config.get(key.upper()) or default for key, default in _DEFAULTS.items()}
+        return
+    from config.embedded_db import ensure_running, stop
 
-    server = ensure_running(VAR_DIR)
-    return {**_DEFAULTS, "host": server.socket_dir}
+    root = Path(tempfile.mkdtemp(prefix="quire-pooled-postgres-", dir=VAR_DIR))
+    root.chmod(0o755)  # as root, the server runs as a user of its own, which must reach its data directory
+    try:
+        yield {**_DEFAULTS, "host": ensure_running(root).socket_dir}
+    finally:
+        stop(root / "pgdata")
+        shutil.rmtree(root, ignore_errors=True)
 
 
 _DEFAULTS = {"host": "127.0.0.1", "port": 5432, "user": "postgres", "password": ""}
@@ -69,7 +79,11 @@ def _drop_test_database(postgres: dict) -> None:
 
 
 def main(arguments: list[str]) -> int:
-    postgres = _postgres()
+    with _postgres() as postgres:
+        return _pooled_run(postgres, arguments)
+
+
+def _pooled_run(postgres: dict, arguments: list[str]) -> int:
     direct = f"postgresql://{postgres['user']}:{postgres['password']}@/{DATABASE}?host={postgres['host']}"
     if not postgres["host"].startswith("/"):
         direct = (
@@ -82,10 +96,12 @@ def main(arguments: list[str]) -> int:
             with bouncer:
                 url = bouncer.url(DATABASE, user=postgres["user"])
                 print(f"pooled tests: DATABASE_URL={url} (PgBouncer, transaction mode), DATABASE_DIRECT_URL={direct}")
-                environment = {**os.environ, "DATABASE_URL": url, "DATABASE_DIRECT_URL": direct}
+                # Publishing to RabbitMQ is the same behind a pooler (the relay's claims, which are not, run with
+                # NOTIFY too), and make test's soak stops and starts RabbitMQ meanwhile.
+                environment = {**os.environ, "DATABASE_URL": url, "DATABASE_DIRECT_URL": direct, "AMQP_URL": ""}
                 workers = os.environ.get("TEST_WORKERS", "4")
                 command = [sys.executable, "-m", "pytest", "--reuse-db", "-p", "no:cacheprovider"]
-                command += ["-n", workers, "--dist", "loadgroup", "-m", "not exclusive"]
+                command += ["-n", workers, "--dist", "loadgroup", "-m", "not exclusive and not restarts_postgres"]
                 paths = [] if any(not argument.startswith("-") for argument in arguments) else POOLED_TESTS
                 returncode = subprocess.call([*command, *arguments, *paths], env=environment)
                 if returncode:

@@ -4,7 +4,7 @@ enough"."""
 import time
 
 
-def wait_until(condition, *, timeout: float = 60.0, what: str = "condition", interval: float = 0.02):
+def wait_until(condition, *, timeout: float = 60.0, what: str = "condition", interval: float = 0.05):
     """Return ``condition()``'s first truthy result; fail the test if none comes within ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while True:

@@ -11,8 +11,8 @@ a core at 50 editors: the machine's two cores are then nearly all in use).
 
 Typing: 5 keystrokes a second per editor (gaps uniform in 0.1–0.3 s, each editor from a random phase),
 each keystroke one Yjs update inserting one character, sent at once as y-websocket does. Every phase types
-for 2 s of warm-up first, which counts for nothing. Every period connects its editors afresh, on a new
-document of ~20 KB of text.
+for 2 s of warm-up first, which counts for nothing (none with BENCH_WARMUP=0). Every period connects its
+editors afresh, on a new document of ~20 KB of text.
 
 Round trip (``collab_roundtrip_ms_p50|p99_editors_<N>``, N = 2, 10, 50): every character typed is a marker
 naming its author and its number; a *receiver* (an editor like the others, which also keeps a note) notes
@@ -64,10 +64,19 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from scripts.bench.harness import BENCH_N, BENCH_REPS, bench_database, django_setup, n_or, percentile, report
+from scripts.bench.harness import (
+    BENCH_N,
+    BENCH_REPS,
+    BENCH_WARMUP,
+    bench_database,
+    django_setup,
+    n_or,
+    percentile,
+    report,
+)
 
 RATE = 5.0  # keystrokes a second per editor
-WARMUP_SECONDS = 2.0
+WARMUP_SECONDS = 2.0 if BENCH_WARMUP else 0.0  # the smoke runs (BENCH_WARMUP=0) type no warm-up
 EDITOR_COUNTS = (2, 10, 50)
 FENCE_EDITORS = 10
 OFFERED_EDITORS = 10

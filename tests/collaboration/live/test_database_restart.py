@@ -20,7 +20,7 @@ from tests.collaboration.live.helpers import close_all, connect, eventually, fil
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(bool(os.environ.get("DATABASE_URL")), reason="restarts only the embedded PostgreSQL"),
-    pytest.mark.exclusive,
+    pytest.mark.restarts_postgres,
 ]
 
 PGDATA = Path(__file__).resolve().parents[3] / "var" / "pgdata"

@@ -144,7 +144,7 @@ def test_a_crash_between_delivery_and_finalization_is_recovered_once(owner, prot
     assert ProcessingJob.objects.get(pk=job_id).artifacts.count() == 1
 
 
-@pytest.mark.exclusive
+@pytest.mark.restarts_postgres
 def test_an_agent_survives_a_database_restart_and_no_job_is_lost(owner, protocol_server):
     if os.environ.get("DATABASE_URL"):
         pytest.skip("restarts only the embedded PostgreSQL this checkout owns")
