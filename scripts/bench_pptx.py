@@ -1,6 +1,7 @@
-"""Times the PPTX import (both profiles) and the Typst→PPTX export on a generated 20-slide deck.
+"""Times the PPTX import (both profiles) and the Typst→PPTX export on a generated 20-slide deck, then runs
+both ways over a corpus of decks against LibreOffice (``scripts/bench/pptx_corpus.py``).
 
-    make bench-pptx        # BENCH_REPS=5 by default, after one warm-up run
+    make bench-pptx        # BENCH_REPS=5 by default, after one warm-up run; BENCH_CORPUS bounds the corpus
 
 Each figure goes through the whole processor: orchestrator, child process, validation of its
 outputs. The executor is the tests' plain-subprocess one (rlimits, no bubblewrap), so the
@@ -156,6 +157,10 @@ def main() -> None:
             timed_runs(export_runner(twenty_page_project(), workdir)),
             f"{SLIDES} presentation-16-9 pages at 192 ppi; {executor_note}",
         )
+        if shutil.which("soffice"):
+            from scripts.bench.pptx_corpus import run_corpus
+
+            run_corpus(workdir / "corpus")
 
 
 if __name__ == "__main__":

@@ -104,9 +104,16 @@ SMOKES = {
          "office_slot_start_ms_p50", "office_behind_abandoned_start_ratio"),
     ),
     "bench-pptx": Smoke(
-        {"BENCH_REPS": "1"},
+        {"BENCH_REPS": "1", "BENCH_CORPUS": "1"},
         ("pptx_import_ms_p50_20_slides", "typst_export_ms_p50_20_pages",
-         *(("pptx_import_faithful_ms_p50_20_slides",) if shutil.which("soffice") else ())),
+         *(("pptx_import_faithful_ms_p50_20_slides", "pptx_import_editable_ms_p50_corpus",
+            "pptx_import_faithful_ms_p50_corpus", "soffice_pdf_ms_p50_corpus", "pptx_import_editable_vs_soffice_ratio",
+            "pptx_import_likeness_ssim_median", "pptx_import_likeness_ssim_worst", "typst_export_ms_p50_corpus",
+            "impress_pdf_import_ms_p50_corpus",
+            *(f"{side}_{name}" for side in ("typst_export", "impress_pdf_import")
+              for name in ("editable_words_ratio", "editable_words_ratio_worst", "likeness_ssim_median",
+                           "likeness_ssim_worst")))
+           if shutil.which("soffice") else ())),
     ),
     "bench-collab": Smoke(
         {"BENCH_N": "20", "BENCH_REPS": "1"},

@@ -65,26 +65,33 @@ def pptx_imported(
 def export_typst(tmp_path, executor):
     """``export_typst({"main.typ": "..."})`` runs the Typst→PPTX export on that project-bundle/v1."""
 
-    def run(
-        files: dict[str, str | bytes],
-        *,
-        entry_path: str = "main.typ",
-        project_type: str = "typst",
-        processor: TypstExportProcessor | None = None,
-        limits=LIMITS,
-    ):
-        input_dir, output_dir = _fresh_dirs(tmp_path)
-        write_project_bundle(input_dir, files, entry_path=entry_path, project_type=project_type)
-        return (processor or TypstExportProcessor()).run(
-            input_dir=input_dir,
-            output_dir=output_dir,
-            request={},
-            limits=limits,
-            cancel=threading.Event(),
-            executor=executor,
-        )
+    def run(files: dict[str, str | bytes], **options):
+        return typst_exported(files, tmp_path, executor=executor, **options)
 
     return run
+
+
+def typst_exported(
+    files: dict[str, str | bytes],
+    root: Path,
+    *,
+    executor=None,
+    entry_path: str = "main.typ",
+    project_type: str = "typst",
+    processor: TypstExportProcessor | None = None,
+    limits=LIMITS,
+) -> ProcessorResult:
+    """The Typst→PPTX export run on ``files`` in a fresh directory under ``root`` (for wider-scoped fixtures)."""
+    input_dir, output_dir = _fresh_dirs(root)
+    write_project_bundle(input_dir, files, entry_path=entry_path, project_type=project_type)
+    return (processor or TypstExportProcessor()).run(
+        input_dir=input_dir,
+        output_dir=output_dir,
+        request={},
+        limits=limits,
+        cancel=threading.Event(),
+        executor=executor or SubprocessTestExecutor(),
+    )
 
 
 def write_project_bundle(root: Path, files: dict[str, str | bytes], *, entry_path: str, project_type: str) -> Path:

@@ -20,6 +20,7 @@ from quire_worker.contracts import (
     ProcessorResult,
 )
 from quire_worker.processors.child_runner import run_child
+from quire_worker.processors.pptx.fonts import SYSTEM_FONTS
 from quire_worker.processors.pptx.slide_model import ImportBounds
 from quire_worker.processors.runtime_versions import MISSING, installed_version
 from quire_worker.processors.workspace_bundle import MEDIA_TYPE, WorkspaceBundleError, read_bundle
@@ -31,7 +32,7 @@ REPORT_MEDIA_TYPE = "application/json"
 MAX_REPORT_BYTES = 8 * 1024 * 1024
 MAX_BUNDLE_FILES = 5000  # Workspace's default file count per project
 _LIBRARIES = ("python-pptx", "typst", "pillow")
-_LIBREOFFICE_SUPPORT_PATHS = ("/usr/share/fonts", "/etc/fonts", "/etc/libreoffice", "/usr/share/libreoffice")
+_LIBREOFFICE_SUPPORT_PATHS = (str(SYSTEM_FONTS), "/etc/fonts", "/etc/libreoffice", "/usr/share/libreoffice")
 
 
 class PptxImportProcessor:
@@ -42,7 +43,7 @@ class PptxImportProcessor:
         self.bounds = bounds or ImportBounds()
         self._soffice = soffice if soffice is not None else shutil.which("soffice")
         self.runtime_version = " ".join(f"{name}/{installed_version(name)}" for name in _LIBRARIES)
-        self.contract = f"quire-pptx-import/1 {self.runtime_version} faithful-profile:libreoffice"
+        self.contract = f"quire-pptx-import/2 {self.runtime_version} faithful-profile:libreoffice theme-looks fonts"
 
     def unavailable_reason(self, input_profile: str | None = None) -> str | None:
         """Why this host cannot import (at all, or with ``input_profile``), or None."""
@@ -66,7 +67,9 @@ class PptxImportProcessor:
         profile = request.get("input_profile") or "editable"
         self._check_request(profile, input_dir)
         settings = self._child_settings(profile, request, limits)
-        extra_readable = self._libreoffice_paths() if profile == "faithful" else ()
+        # Both profiles copy substitute fonts from the system's into the project (``fonts.FontMapper``).
+        fonts = tuple(path for path in (SYSTEM_FONTS,) if path.exists())
+        extra_readable = self._libreoffice_paths() if profile == "faithful" else fonts
         outcome = run_child(
             module=CHILD_MODULE,
             input_dir=input_dir,

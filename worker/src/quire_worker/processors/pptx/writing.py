@@ -1,4 +1,5 @@
-"""Builds a PPTX with one full-slide picture per rendered page, byte-for-byte reproducibly.
+"""Builds a PPTX with a slide per rendered page, byte-for-byte reproducibly: the page's picture, and over it
+(the editable export) the page's text as text boxes.
 
 python-pptx stamps zip entries with the current time and leaves template core properties;
 both are fixed here (entries dated 1980-01-01, properties from the project's source epoch),
@@ -11,6 +12,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from pptx import Presentation
+
+from quire_worker.processors.pptx.text_boxes import FontMapping, add_text_boxes
 
 EMU_PER_POINT = 12700
 EMU_PER_INCH = 914400
@@ -25,6 +28,8 @@ class RenderedPage:
     png: bytes
     width_pt: float
     height_pt: float
+    lines: tuple = ()  # page_text.TextLine: text boxes over the picture (which then holds what is not text)
+    description: str = ""  # the picture's alt text; "Page N of <title>" when empty
 
     @property
     def size(self) -> tuple[float, float]:
@@ -51,16 +56,22 @@ def slide_size_for(width_pt: float, height_pt: float) -> SlideSize:
     return SlideSize(fitted_width, fitted_height, scaled=scale != 1.0)
 
 
-def build_presentation(pages: list[RenderedPage], *, size: SlideSize, title: str, epoch: datetime) -> bytes:
+def build_presentation(
+    pages: list[RenderedPage], *, size: SlideSize, title: str, epoch: datetime, fonts: FontMapping | None = None
+) -> bytes:
     presentation = Presentation()
     presentation.slide_width, presentation.slide_height = size.width_emu, size.height_emu
     layout = presentation.slide_layouts[BLANK_LAYOUT]
+    fonts = fonts if fonts is not None else FontMapping()
     for number, page in enumerate(pages, start=1):
         slide = presentation.slides.add_slide(layout)
         left, top, width, height = _fitted(page, size)
         picture = slide.shapes.add_picture(io.BytesIO(page.png), left, top, width, height)
         picture.name = f"Page {number}"
-        picture._element.nvPicPr.cNvPr.set("descr", f"Page {number} of {title}")
+        picture._element.nvPicPr.cNvPr.set("descr", page.description or f"Page {number} of {title}")
+        if page.lines:
+            scale = width / (page.width_pt * EMU_PER_POINT)
+            add_text_boxes(slide, list(page.lines), scale=scale, offset=(left, top), fonts=fonts)
     _set_core_properties(presentation, title=title, epoch=epoch)
     raw = io.BytesIO()
     presentation.save(raw)

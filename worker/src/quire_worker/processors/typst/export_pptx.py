@@ -1,4 +1,9 @@
-"""``typst.export.pptx/v1``: a captured Typst project becomes a PPTX, one picture-slide per page.
+"""``typst.export.pptx/v1``: a captured Typst project becomes a PPTX, a slide per page whose text is text.
+
+Each slide holds a picture of its page without the text (shapes, figures, backgrounds and formulas), and
+over it the page's text as text boxes at their places, with their fonts (mapped to fonts PowerPoint has),
+sizes, weights, styles, colours and links, list items as list paragraphs (``page_text``, ``text_boxes``).
+The report says, slide by slide, how many words are editable and what is in the picture.
 
 This orchestrator runs in the worker; compilation and PPTX assembly run in
 ``typst_export_child`` inside the sandbox, and the outputs are checked again here.
@@ -49,7 +54,7 @@ class TypstExportProcessor:
     ):
         self.settings = {"max_pages": max_pages, "target_ppi": target_ppi, "max_page_pixels": max_page_pixels}
         self.runtime_version = " ".join(f"{name}/{installed_version(name)}" for name in _LIBRARIES)
-        self.contract = f"quire-typst-pptx/1 {self.runtime_version} png-{target_ppi}ppi embedded-fonts"
+        self.contract = f"quire-typst-pptx/2 {self.runtime_version} png-{target_ppi}ppi embedded-fonts text-boxes"
 
     def unavailable_reason(self) -> str | None:
         missing = [name for name in _LIBRARIES if installed_version(name) == MISSING]

@@ -1,19 +1,22 @@
 """The Typst→PPTX export's report (``typst-export-report/v1``)."""
 
+from quire_worker.processors.pptx.text_boxes import FontMapping
 from quire_worker.processors.pptx.writing import EMU_PER_POINT, SlideSize
+from quire_worker.processors.typst.page_text import PageText
 from quire_worker.processors.typst.project import TypstProject
 
 SCHEMA = "typst-export-report/v1"
 DETERMINISM = (
-    "The same project content and source epoch give a byte-identical PPTX: pages are rendered with "
-    "Typst's embedded fonts and the project's own font files only (never the host's), zip entries carry "
+    "The same project content and source epoch give a byte-identical PPTX: pages are laid out and rendered "
+    "with Typst's embedded fonts and the project's own font files only (never the host's), zip entries carry "
     "fixed timestamps, and the document properties come from the project's source epoch."
 )
 
 
-def export_report(project: TypstProject, *, rendering, size: SlideSize, settings) -> dict:
+def export_report(project: TypstProject, *, rendering, size: SlideSize, settings, fonts: FontMapping) -> dict:
     """``rendering`` is the child's ``Rendering``; ``settings`` its ``ExportSettings``."""
     page_sizes = [[round(page.width_pt, 2), round(page.height_pt, 2)] for page in rendering.pages]
+    slides = [_slide_entry(number, text) for number, text in enumerate(rendering.texts, start=1)]
     return {
         "schema": SCHEMA,
         "entry_path": project.entry_path,
@@ -27,6 +30,9 @@ def export_report(project: TypstProject, *, rendering, size: SlideSize, settings
         },
         "image": {"format": "png", "ppi": rendering.ppi},
         "fonts": rendering.fonts,
+        "font_mapping": [{"typst": typst, "powerpoint": office} for typst, office in sorted(fonts.mapped.items())],
+        "editable_words": sum(slide["editable_words"] for slide in slides),
+        "slides": slides,
         "warnings": [
             {"file": item["file"], "line": item["line"], "message": item["message"]} for item in rendering.warnings
         ],
@@ -48,3 +54,16 @@ def _notes(page_sizes: list[list[float]], ppi: float, size: SlideSize, settings)
     if size.scaled:
         notes.append("The page size is outside PowerPoint's 1 to 56 inch range; slides were scaled to fit it.")
     return notes
+
+
+def _slide_entry(number: int, text: PageText) -> dict:
+    """What became editable text on a slide and what is in its picture."""
+    return {
+        "number": number,
+        "text_boxes": len(text.lines),
+        "editable_words": sum(len(line.text.split()) for line in text.lines),
+        "list_items": sum(1 for line in text.lines if line.bullet),
+        "links": sorted({run.link for line in text.lines for run in line.runs if run.link}),
+        "picture": "the page without its text: shapes, figures, backgrounds and formulas",
+        "formula_words_in_picture": text.formula_words,
+    }
