@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 from pptx.dml.color import RGBColor
-from pptx.enum.text import MSO_AUTO_SIZE
+from pptx.enum.text import MSO_AUTO_SIZE, PP_ALIGN
 from pptx.util import Emu, Pt
 
 from quire_worker.processors.typst.page_text import TextLine
@@ -62,6 +62,8 @@ def add_text_boxes(slide, lines: list[TextLine], *, scale: float, offset: tuple[
         frame.auto_size = MSO_AUTO_SIZE.NONE
         frame.margin_left = frame.margin_right = frame.margin_top = frame.margin_bottom = 0
         paragraph = frame.paragraphs[0]
+        if line.align == "center":
+            paragraph.alignment = PP_ALIGN.CENTER
         if line.bullet:
             _bulleted(paragraph, line, scale=scale)
         for source in line.runs:
@@ -82,9 +84,13 @@ def add_text_boxes(slide, lines: list[TextLine], *, scale: float, offset: tuple[
 
 def _box(slide, line: TextLine, *, scale: float, offset: tuple[int, int]):
     size = line.size
-    left = offset[0] + round(line.x * scale * EMU_PER_POINT)
+    known = line.right - line.x  # 0 when the PDF did not tell the glyphs' widths
+    start, width_pt = line.x, known if known > 0 else max(len(line.text) * 0.55 * size, size)
+    if line.align == "center":  # a box wider on both sides: the line stays centred in another font's widths
+        start, width_pt = line.x - 0.25 * width_pt, 1.5 * width_pt
+    left = offset[0] + round(start * scale * EMU_PER_POINT)
     top = offset[1] + round((line.baseline - ASCENT * size) * scale * EMU_PER_POINT)
-    width = round(max(len(line.text) * 0.55 * size, size) * scale * EMU_PER_POINT)
+    width = round(width_pt * scale * EMU_PER_POINT)
     height = round(1.2 * size * scale * EMU_PER_POINT)
     return slide.shapes.add_textbox(Emu(max(left, 0)), Emu(max(top, 0)), Emu(width), Emu(height))
 

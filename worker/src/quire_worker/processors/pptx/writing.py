@@ -30,6 +30,7 @@ class RenderedPage:
     height_pt: float
     lines: tuple = ()  # page_text.TextLine: text boxes over the picture (which then holds what is not text)
     description: str = ""  # the picture's alt text; "Page N of <title>" when empty
+    formulas: tuple = ()  # page_pictures.Formula: a picture each, its source as alt text
 
     @property
     def size(self) -> tuple[float, float]:
@@ -69,8 +70,14 @@ def build_presentation(
         picture = slide.shapes.add_picture(io.BytesIO(page.png), left, top, width, height)
         picture.name = f"Page {number}"
         picture._element.nvPicPr.cNvPr.set("descr", page.description or f"Page {number} of {title}")
+        scale = width / (page.width_pt * EMU_PER_POINT)
+        for index, formula in enumerate(page.formulas, start=1):
+            place = [round(value * scale * EMU_PER_POINT) for value in (formula.x, formula.y)]
+            extent = [round(value * scale * EMU_PER_POINT) for value in (formula.width, formula.height)]
+            shown = slide.shapes.add_picture(io.BytesIO(formula.png), left + place[0], top + place[1], *extent)
+            shown.name = f"Formula {index}"
+            shown._element.nvPicPr.cNvPr.set("descr", formula.source)
         if page.lines:
-            scale = width / (page.width_pt * EMU_PER_POINT)
             add_text_boxes(slide, list(page.lines), scale=scale, offset=(left, top), fonts=fonts)
     _set_core_properties(presentation, title=title, epoch=epoch)
     raw = io.BytesIO()

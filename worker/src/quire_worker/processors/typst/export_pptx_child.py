@@ -9,8 +9,6 @@ import json
 import math
 import os
 import re
-import shutil
-import uuid
 import warnings
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,7 +26,7 @@ from quire_worker.processors.typst.compilation import (
     warning_entries,
 )
 from quire_worker.processors.typst.export_report import export_report
-from quire_worker.processors.typst.markup import string_literal
+from quire_worker.processors.typst.page_pictures import page_pictures
 from quire_worker.processors.typst.page_text import PageText, page_texts
 from quire_worker.processors.typst.project import TypstProject, read_project
 
@@ -81,8 +79,8 @@ class Rendering:
 
 
 def _render(compiler, project: TypstProject, settings: ExportSettings, *, scratch_dir, isolation) -> Rendering:
-    """Each page's text as lines, and a PNG at a slide resolution of the rest (the text hidden, formulas
-    kept), with the fonts used and the compiler's warnings."""
+    """Each page's text as lines, a PNG at a slide resolution of the rest without the formulas, and each
+    formula's picture (``page_pictures``), with the fonts used and the compiler's warnings."""
     svgs, found_warnings = _compile(compiler, project, format="svg")
     sizes = [_page_size(svg) for svg in svgs]
     if len(sizes) > settings.max_pages:
@@ -94,48 +92,26 @@ def _render(compiler, project: TypstProject, settings: ExportSettings, *, scratc
     ppi = choose_ppi(sizes, settings)
     pdf, _ = _compile(compiler, project, format="pdf")
     texts = page_texts(pdf[0])
-    background = _without_text(project, scratch_dir=scratch_dir, isolation=isolation)
-    pngs, _ = _compile(background, project, format="png", ppi=ppi)
-    if len(pngs) != len(sizes) or len(texts) != len(sizes):
+    pictures = page_pictures(
+        project.files_root,
+        project.entry_path,
+        scratch_dir=scratch_dir,
+        isolation=isolation,
+        ppi=ppi,
+        page_widths=[width for width, _ in sizes],
+    )
+    if len(pictures.backgrounds) != len(sizes) or len(texts) != len(sizes):
         raise ConversionFailure(
             "internal_contract_violation", "pages_differ", "The page pictures do not match the document's pages."
         )
-    pages = [
-        RenderedPage(png, width, height, lines=tuple(text.lines), description=_description(number, project, text))
-        for number, (png, (width, height), text) in enumerate(zip(pngs, sizes, texts, strict=True), start=1)
-    ]
+    pages = []
+    for number, (png, (width, height), text) in enumerate(zip(pictures.backgrounds, sizes, texts, strict=True), 1):
+        formulas = tuple(formula for formula in pictures.formulas if formula.page == number)
+        description = f"Page {number} of {project.title}: what is not text"
+        pages.append(RenderedPage(png, width, height, lines=tuple(text.lines), description=description,
+                                  formulas=formulas))  # fmt: skip
     warnings_found = warning_entries(found_warnings, project.files_root)
     return Rendering(pages=pages, ppi=ppi, fonts=fonts_in_pdf(pdf), warnings=warnings_found, texts=texts)
-
-
-# Hides every piece of text but a formula's: the page's picture keeps shapes, figures and formulas, and the
-# text boxes put the text over it. ``hide`` keeps the layout, so the picture matches the text boxes' places.
-_HIDE_TEXT = """#let quire-export-in-formula = state("quire-export-in-formula", false)
-#show math.equation: it => {{ quire-export-in-formula.update(true); it; quire-export-in-formula.update(false) }}
-#show text: it => context if quire-export-in-formula.get() {{ it }} else {{ hide(it) }}
-#include {entry}
-"""
-
-
-def _without_text(project: TypstProject, *, scratch_dir, isolation):
-    """A compiler of the project, copied into the scratch directory beside an entry that hides its text."""
-    copy = scratch_dir / "without-text"
-    shutil.copytree(project.files_root, copy, symlinks=True)
-    wrapper = copy / f".quire-export-{uuid.uuid4().hex}.typ"
-    wrapper.write_text(_HIDE_TEXT.format(entry=string_literal(project.entry_path)), encoding="utf-8")
-    return typst.Compiler(
-        str(wrapper),
-        root=str(copy),
-        font_paths=[str(copy)],
-        ignore_system_fonts=True,
-        package_path=str(isolation.packages),
-        package_cache_path=str(isolation.cache),
-    )
-
-
-def _description(number: int, project: TypstProject, text: PageText) -> str:
-    described = f"Page {number} of {project.title}: what is not text"
-    return f"{described}; formulas: {text.formulas}" if text.formulas else described
 
 
 def _compile(compiler, project: TypstProject, **options) -> tuple[list[bytes], list]:

@@ -16,7 +16,10 @@ DETERMINISM = (
 def export_report(project: TypstProject, *, rendering, size: SlideSize, settings, fonts: FontMapping) -> dict:
     """``rendering`` is the child's ``Rendering``; ``settings`` its ``ExportSettings``."""
     page_sizes = [[round(page.width_pt, 2), round(page.height_pt, 2)] for page in rendering.pages]
-    slides = [_slide_entry(number, text) for number, text in enumerate(rendering.texts, start=1)]
+    slides = [
+        _slide_entry(number, text, page)
+        for number, (text, page) in enumerate(zip(rendering.texts, rendering.pages, strict=True), start=1)
+    ]
     return {
         "schema": SCHEMA,
         "entry_path": project.entry_path,
@@ -56,14 +59,15 @@ def _notes(page_sizes: list[list[float]], ppi: float, size: SlideSize, settings)
     return notes
 
 
-def _slide_entry(number: int, text: PageText) -> dict:
-    """What became editable text on a slide and what is in its picture."""
+def _slide_entry(number: int, text: PageText, page) -> dict:
+    """What became editable text on a slide and what became pictures."""
     return {
         "number": number,
         "text_boxes": len(text.lines),
         "editable_words": sum(len(line.text.split()) for line in text.lines),
         "list_items": sum(1 for line in text.lines if line.bullet),
         "links": sorted({run.link for line in text.lines for run in line.runs if run.link}),
-        "picture": "the page without its text: shapes, figures, backgrounds and formulas",
-        "formula_words_in_picture": text.formula_words,
+        "picture": "the page without its text and formulas: shapes, figures, backgrounds",
+        "formulas": [formula.source for formula in page.formulas],
+        "formula_words_in_pictures": text.formula_words,
     }

@@ -7,6 +7,7 @@ make a line, unless a gap wider than three of their size (table cells, columns) 
 a line that starts with a list marker followed by more text is a list item.
 """
 
+import contextlib
 import io
 import re
 from dataclasses import dataclass, field, replace
@@ -30,6 +31,7 @@ class TextRun:
     color: str = "000000"
     link: str | None = None
     after_formula: bool = False  # a formula (in the picture) comes between this run and the one before
+    width: float = 0.0  # of the text-showing operation this run begins (0 for its later runs)
 
     @property
     def bold(self) -> bool:
@@ -54,6 +56,12 @@ class TextLine:
     bullet: str | None = None  # the marker ("•", "1." …) of a list item; ``runs`` then hold its text only
     bullet_x: float = 0.0
     level: int = 0
+    align: str | None = None  # "center" for a line centred on the page
+
+    @property
+    def right(self) -> float:
+        """Where the line's text ends (its start when the widths are unknown)."""
+        return max(run.x + run.width for run in self.runs)
 
     @property
     def x(self) -> float:
@@ -75,13 +83,7 @@ class TextLine:
 @dataclass
 class PageText:
     lines: list[TextLine] = field(default_factory=list)
-    formula_words: int = 0  # words drawn in a math font: in the picture, not editable
-    formula_runs: list[str] = field(default_factory=list)
-
-    @property
-    def formulas(self) -> str:
-        """What the page's formulas read as (their characters, in drawing order)."""
-        return " ".join("".join(self.formula_runs).split())
+    formula_words: int = 0  # words drawn in a math font: in the formulas' pictures, not editable
 
 
 def is_math_font(font: str) -> bool:
@@ -96,6 +98,7 @@ def page_texts(pdf: bytes) -> list[PageText]:
 def _page_text(page) -> PageText:
     height = float(page.mediabox.height)
     links = _links(page, height)
+    widths = FontWidths(page)
     runs: list[TextRun] = []
     state = {"color": "000000", "formula": False}
     result = PageText()
@@ -103,6 +106,12 @@ def _page_text(page) -> PageText:
     def before(operator, operands, cm, tm):
         if operator in (b"sc", b"scn", b"rg", b"g", b"k"):
             state["color"] = _color(operands) or state["color"]
+        elif operator == b"Tf" and len(operands) == 2:
+            state["font"], state["font_size"] = str(operands[0]), float(operands[1])
+        elif operator in (b"TJ", b"Tj") and operands:
+            shown_operands = operands[0] if operator == b"TJ" else operands
+            scale = abs(tm[0] * cm[0]) or 1.0
+            state["width"] = widths.of(state.get("font"), shown_operands) * state.get("font_size", 0.0) * scale
 
     def shown(text, cm, tm, font, size):
         text = text.replace("\n", "")  # pypdf's own line breaks between operations
@@ -111,7 +120,6 @@ def _page_text(page) -> PageText:
         name = _SUBSET_TAG.sub("", str(font.get("/BaseFont", "")).lstrip("/")).removesuffix("-Identity-H")
         if is_math_font(name):
             result.formula_words += len(text.split())
-            result.formula_runs.append(text)
             state["formula"] = True
             return
         x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
@@ -119,12 +127,71 @@ def _page_text(page) -> PageText:
         scale = abs(tm[3] * cm[3]) or abs(tm[0] * cm[0]) or 1.0
         baseline = height - y
         runs.append(TextRun(text, round(x, 2), round(baseline, 2), round(size * scale, 2), name, state["color"],
-                            _link_at(links, x, y), after_formula=state["formula"]))  # fmt: skip
+                            _link_at(links, x, y), after_formula=state["formula"],
+                            width=round(state.pop("width", 0.0), 2)))  # fmt: skip
         state["formula"] = False
 
     page.extract_text(visitor_text=shown, visitor_operand_before=before)
-    result.lines = _list_items(_lines(runs))
+    result.lines = _centred(_list_items(_lines(runs)), float(page.mediabox.width))
     return result
+
+
+class FontWidths:
+    """Glyph advances of a page's fonts (``/W`` of a CID font, ``/Widths`` of a simple one), in 1/1000 em."""
+
+    def __init__(self, page):
+        resources = page.get("/Resources") or {}
+        self.fonts = resources.get("/Font") or {}
+        self.tables: dict[str, tuple[dict[int, float], float, int]] = {}
+
+    def of(self, font_name: str | None, operands) -> float:
+        """The advance, in ems, of a ``TJ``/``Tj`` operand list in the named font (0 when not known)."""
+        if font_name is None or font_name not in self.fonts:
+            return 0.0
+        if font_name not in self.tables:
+            self.tables[font_name] = _width_table(self.fonts[font_name].get_object())
+        table, default, code_bytes = self.tables[font_name]
+        total = 0.0
+        for operand in operands:
+            if isinstance(operand, bytes | str):
+                data = operand if isinstance(operand, bytes) else operand.encode("latin-1", "replace")
+                starts = range(0, len(data), code_bytes)
+                codes = [int.from_bytes(data[start : start + code_bytes], "big") for start in starts]
+                total += sum(table.get(code, default) for code in codes)
+            else:
+                with contextlib.suppress(TypeError, ValueError):
+                    total -= float(operand)  # a TJ adjustment moves the next glyph left by its thousandths
+        return total / 1000
+
+
+def _width_table(font) -> tuple[dict[int, float], float, int]:
+    if font.get("/DescendantFonts"):
+        descendant = font["/DescendantFonts"][0].get_object()
+        table: dict[int, float] = {}
+        entries = list(descendant.get("/W") or [])
+        index = 0
+        while index + 1 < len(entries):
+            first, following = int(entries[index]), entries[index + 1]
+            if isinstance(following, list):
+                table.update({first + offset: float(width) for offset, width in enumerate(following)})
+                index += 2
+            elif index + 2 < len(entries):
+                table.update({code: float(entries[index + 2]) for code in range(first, int(following) + 1)})
+                index += 3
+            else:
+                break
+        return table, float(descendant.get("/DW", 1000)), 2
+    first = int(font.get("/FirstChar", 0))
+    return {first + offset: float(width) for offset, width in enumerate(font.get("/Widths") or [])}, 0.0, 1
+
+
+def _centred(lines: list[TextLine], page_width: float) -> list[TextLine]:
+    """Mark the lines centred on the page (within 1.5 pt) that are not as wide as it."""
+    for line in lines:
+        start, end = line.x, line.right
+        if end > start and start > 0.1 * page_width and abs((start + end) / 2 - page_width / 2) <= 1.5:
+            line.align = "center"
+    return lines
 
 
 def _color(operands) -> str | None:
