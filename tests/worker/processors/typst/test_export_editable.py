@@ -21,7 +21,8 @@ STYLED = {
     "main.typ": SLIDES + "= Styled slide\n"
     'Plain, *bold*, _italic_, #text(fill: rgb("#c0504d"))[red] and #link("https://example.org/a")[a link].\n\n'
     "- first item\n- second item\n  - nested item\n+ one\n+ two\n\n"
-    "The formula $E = m c^2$ stays drawn, then text goes on.\n\n#align(center)[A centred closing line]\n"
+    "The formula $E = m c^2$ stays drawn, then text goes on.\n\n#align(center)[A centred closing line]\n\n"
+    "#align(right)[Signed, the authors]\n"
 }
 WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", min_size=2, max_size=9)
 
@@ -108,6 +109,14 @@ def test_a_centred_line_is_a_centred_paragraph_about_the_same_middle(styled):
     assert box.text_frame.paragraphs[0].alignment == PP_ALIGN.CENTER
     assert abs(box.left + box.width / 2 - presentation.slide_width / 2) < 12700, "its middle is the page's"
     assert box.text_frame.paragraphs[0].runs[0].font.bold is False
+
+
+def test_a_line_at_the_right_margin_is_a_right_aligned_paragraph_ending_there(styled):
+    presentation, _ = styled
+
+    box, item = (boxes_by_text(presentation)[text] for text in ("Signed, the authors", "first item"))
+    assert box.text_frame.paragraphs[0].alignment == PP_ALIGN.RIGHT
+    assert abs(box.left + box.width - (presentation.slide_width - item.left)) < 12700, "it ends at the margin"
 
 
 def test_the_text_boxes_stand_where_typst_put_the_lines(styled):

@@ -62,8 +62,8 @@ def add_text_boxes(slide, lines: list[TextLine], *, scale: float, offset: tuple[
         frame.auto_size = MSO_AUTO_SIZE.NONE
         frame.margin_left = frame.margin_right = frame.margin_top = frame.margin_bottom = 0
         paragraph = frame.paragraphs[0]
-        if line.align == "center":
-            paragraph.alignment = PP_ALIGN.CENTER
+        if line.align:
+            paragraph.alignment = PP_ALIGN.CENTER if line.align == "center" else PP_ALIGN.RIGHT
         if line.bullet:
             _bulleted(paragraph, line, scale=scale)
         for source in line.runs:
@@ -86,8 +86,11 @@ def _box(slide, line: TextLine, *, scale: float, offset: tuple[int, int]):
     size = line.size
     known = line.right - line.x  # 0 when the PDF did not tell the glyphs' widths
     start, width_pt = line.x, known if known > 0 else max(len(line.text) * 0.55 * size, size)
-    if line.align == "center":  # a box wider on both sides: the line stays centred in another font's widths
+    # A box wider than the line, on the side it grows to: it keeps its middle or its end in another font's widths.
+    if line.align == "center":
         start, width_pt = line.x - 0.25 * width_pt, 1.5 * width_pt
+    elif line.align == "right":
+        start, width_pt = line.x - 0.5 * width_pt, 1.5 * width_pt
     left = offset[0] + round(start * scale * EMU_PER_POINT)
     top = offset[1] + round((line.baseline - ASCENT * size) * scale * EMU_PER_POINT)
     width = round(width_pt * scale * EMU_PER_POINT)

@@ -56,7 +56,7 @@ class TextLine:
     bullet: str | None = None  # the marker ("•", "1." …) of a list item; ``runs`` then hold its text only
     bullet_x: float = 0.0
     level: int = 0
-    align: str | None = None  # "center" for a line centred on the page
+    align: str | None = None  # "center" or "right" for a line centred on the page or ending at its margin
 
     @property
     def right(self) -> float:
@@ -92,7 +92,12 @@ def is_math_font(font: str) -> bool:
 
 def page_texts(pdf: bytes) -> list[PageText]:
     reader = PdfReader(io.BytesIO(pdf))
-    return [_page_text(page) for page in reader.pages]
+    pages = [_page_text(page) for page in reader.pages]
+    starts = [line.x for page in pages for line in page.lines]
+    margin = min(starts) if starts else 0.0  # the document's left margin: where its leftmost line starts
+    for text, page in zip(pages, reader.pages, strict=True):
+        _aligned(text.lines, float(page.mediabox.width), margin)
+    return pages
 
 
 def _page_text(page) -> PageText:
@@ -132,7 +137,7 @@ def _page_text(page) -> PageText:
         state["formula"] = False
 
     page.extract_text(visitor_text=shown, visitor_operand_before=before)
-    result.lines = _centred(_list_items(_lines(runs)), float(page.mediabox.width))
+    result.lines = _list_items(_lines(runs))
     return result
 
 
@@ -185,13 +190,17 @@ def _width_table(font) -> tuple[dict[int, float], float, int]:
     return {first + offset: float(width) for offset, width in enumerate(font.get("/Widths") or [])}, 0.0, 1
 
 
-def _centred(lines: list[TextLine], page_width: float) -> list[TextLine]:
-    """Mark the lines centred on the page (within 1.5 pt) that are not as wide as it."""
+def _aligned(lines: list[TextLine], page_width: float, margin: float) -> None:
+    """Mark the lines centred on the page, and those ending at its right margin (taken as wide as the left
+    one), within 1.5 pt; a line as wide as the text area is neither."""
     for line in lines:
         start, end = line.x, line.right
-        if end > start and start > 0.1 * page_width and abs((start + end) / 2 - page_width / 2) <= 1.5:
+        if end <= start or start < margin + 0.1 * page_width:
+            continue
+        if abs((start + end) / 2 - page_width / 2) <= 1.5:
             line.align = "center"
-    return lines
+        elif abs(end - (page_width - margin)) <= 1.5:
+            line.align = "right"
 
 
 def _color(operands) -> str | None:
