@@ -86,9 +86,11 @@ def test_agents_given_their_own_sandbox_uids_lease_disjoint_uids_at_the_same_tim
     from quire_worker.main import executor_for
     from quire_worker.sandbox.uids import DEFAULT_SANDBOX_UIDS
 
-    first = executor_for("bwrap", allow_unsandboxed=False, uids_start=DEFAULT_SANDBOX_UIDS.start + 100_000)
-    second = executor_for("bwrap", allow_unsandboxed=False, uids_start=DEFAULT_SANDBOX_UIDS.start + 104_096)
+    # Not the namespace cluster's own ranges (scripts/cluster/topology.py): a lease evicts its uid's processes,
+    # and bench-cluster's smoke may be running its agents' jobs meanwhile.
+    first = executor_for("bwrap", allow_unsandboxed=False, uids_start=DEFAULT_SANDBOX_UIDS.start + 300_000)
+    second = executor_for("bwrap", allow_unsandboxed=False, uids_start=DEFAULT_SANDBOX_UIDS.start + 304_096)
 
     with first.uid_pool.lease() as one, second.uid_pool.lease() as other:
-        assert one == DEFAULT_SANDBOX_UIDS.start + 100_000
-        assert other == DEFAULT_SANDBOX_UIDS.start + 104_096
+        assert one == DEFAULT_SANDBOX_UIDS.start + 300_000
+        assert other == DEFAULT_SANDBOX_UIDS.start + 304_096
