@@ -87,7 +87,8 @@ def test_a_viewer_reads_the_pdf_without_build_and_is_read_only_the_moment_they_a
 
     expect(demoted.locator("[data-read-only-badge]")).to_be_visible(timeout=5_000)
     expect(demoted.locator("#build-button")).to_have_count(0, timeout=5_000)
-    assert demoted.evaluate("window.quireEditors[0].view.state.readOnly") is True
+    # The editor hears it on its own document's socket, which may come a moment after the project's events.
+    demoted.wait_for_function("() => window.quireEditors[0].view.state.readOnly === true", timeout=5_000)
     assert demoted.evaluate("window.__sameDocument") is True
     screenshot(demoted, "shared-demoted-editor")
 
