@@ -2,6 +2,7 @@
 vertical anchoring, insets, autofit, alignment, and fonts mapped to files the project's build has."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -204,3 +205,14 @@ def test_a_deck_without_slides_imports_as_an_empty_project_with_its_report(impor
     report = json.loads(outputs_by_role(result)["report"].path.read_text())
     assert report["source"]["slides"] == 0 and report["slides"] == [] and report["profile"] == profile
     typst.compile(str(tmp_path / "main.typ"), root=str(tmp_path), ignore_system_fonts=True)
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice is not installed")
+def test_the_faithful_profile_leaves_a_gradient_to_libreoffice_instead_of_flattening_it(import_pptx, tmp_path):
+    result = import_pptx(styled_deck(), profile="faithful")
+
+    unpacked_project(result, tmp_path)
+    source = (tmp_path / "main.typ").read_text()
+    themed = source.split("White on accent one")[0].rsplit("#place", 2)
+    assert "rect(" not in themed[-2], "the gradient stays in the slide's rendered background"
+    assert 'fill: rgb("#d99694"), stroke: 3pt + rgb("#f79646")' in source, "a solid fill is still drawn by Typst"

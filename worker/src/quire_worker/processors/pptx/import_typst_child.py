@@ -42,7 +42,15 @@ def convert(arguments: ChildArguments) -> tuple[dict, ...]:
     guard_package(arguments.input_dir / INPUT_NAME, bounds)
     presentation = _open(arguments.input_dir / INPUT_NAME)
     report, assets, converted, fonts = ConversionReport(), AssetStore(bounds), [], FontMapper()
-    deck = _read(presentation, bounds=bounds, report=report, assets=assets, converted=converted, fonts=fonts)
+    deck = _read(
+        presentation,
+        bounds=bounds,
+        report=report,
+        assets=assets,
+        converted=converted,
+        fonts=fonts,
+        faithful=profile == "faithful",
+    )
     for detail in fonts.substitutions.values():
         report.approximated("font", slide=0, shape="", detail=detail)
     if profile == "faithful" and deck.slides:  # a deck without slides has nothing for LibreOffice to render

@@ -95,6 +95,7 @@ class SlideReading:
     slide_frame: Frame
     theme: Theme = field(default_factory=Theme)
     fonts: FontMapper = field(default_factory=FontMapper)
+    faithful: bool = False  # what Typst would only approximate stays in LibreOffice's background
     converted: list = field(default_factory=list)
     blocks: list = field(default_factory=list)
     shape_count: int = 0
@@ -123,6 +124,7 @@ def read_deck(
     assets: AssetStore,
     converted: list,
     fonts: FontMapper | None = None,
+    faithful: bool = False,
 ) -> Deck:
     """The whole deck; ``converted`` receives the XML elements that became Typst, ``fonts`` the families named."""
     fonts = fonts if fonts is not None else FontMapper()
@@ -139,7 +141,7 @@ def read_deck(
     read = []
     for number, slide in enumerate(slides, start=1):
         theme = slide_theme(slide)
-        reading = SlideReading(number, bounds, report, assets, slide_frame, theme=theme, fonts=fonts)
+        reading = SlideReading(number, bounds, report, assets, slide_frame, theme=theme, fonts=fonts, faithful=faithful)
         read.append(_read_slide(slide, reading))
         converted.extend(reading.converted)
     return Deck(width=slide_frame.width, height=slide_frame.height, slides=tuple(read))
@@ -214,7 +216,8 @@ def _read_graphic_frame(shape, placement: Placement, reading: SlideReading) -> N
 def _read_autoshape(shape, placement: Placement, reading: SlideReading) -> None:
     frame = _frame(shape, placement, reading)
     look = shape_look(shape._element, reading.theme)
-    drawn = look.fill is not None or look.outline is not None
+    # A gradient or pattern Typst would flatten: the faithful profile leaves it to LibreOffice's rendering.
+    drawn = (look.fill is not None or look.outline is not None) and not (reading.faithful and look.approximation)
     if drawn:
         ellipse = _auto_shape_type(shape) == MSO_AUTO_SHAPE_TYPE.OVAL
         if not ellipse and _auto_shape_type(shape) != MSO_AUTO_SHAPE_TYPE.RECTANGLE:
@@ -225,7 +228,7 @@ def _read_autoshape(shape, placement: Placement, reading: SlideReading) -> None:
             frame=frame, fill=look.fill, ellipse=ellipse, outline=look.outline, outline_width=look.outline_width
         )
         reading.blocks.append(block)
-    elif not shape.is_placeholder and _draws_geometry(shape):
+    elif not shape.is_placeholder and _draws_geometry(shape) and not reading.faithful:
         reading.drop("shape", shape, "shape drawing (a picture fill, or a style its theme lacks)")
     role = text_role(shape)
     paragraphs, layout = (), frame_layout(shape)
