@@ -21,7 +21,6 @@ import io
 import os
 import statistics
 import subprocess
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,13 +29,10 @@ import typst
 from pptx import Presentation
 from pypdf import PdfReader
 
-from quire_worker.processors.pptx.import_typst import PptxImportProcessor
-from quire_worker.processors.typst.export_pptx import TypstExportProcessor
 from quire_worker.processors.workspace_bundle import read_bundle
 from scripts.bench.harness import report
 from scripts.bench.likeness import ssim
-from tests.worker.conftest import LIMITS, write_project_bundle
-from tests.worker.executors import SubprocessTestExecutor
+from tests.worker.conftest import pptx_imported, typst_exported
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "corpora" / "pptx" / "python-pptx"
@@ -111,32 +107,12 @@ def pdf_pages(pdf: Path, width_pt: float, height_pt: float) -> list[bytes]:
     return pages if isinstance(pages, list) else [pages]
 
 
-def _processor_run(processor, input_dir: Path, output_dir: Path, request: dict):
-    return processor.run(
-        input_dir=input_dir,
-        output_dir=output_dir,
-        limits=LIMITS,
-        request=request,
-        cancel=threading.Event(),
-        executor=SubprocessTestExecutor(),
-    )
-
-
-def _fresh(workdir: Path, name: str) -> tuple[Path, Path]:
-    run = workdir / name
-    (run / "input").mkdir(parents=True)
-    (run / "output").mkdir()
-    return run / "input", run / "output"
-
-
 def imported(deck: bytes, profile: str, workdir: Path, name: str) -> Path:
     """The deck's import, unpacked: the project directory."""
-    input_dir, output_dir = _fresh(workdir, f"import-{profile}-{name}")
-    (input_dir / "input.pptx").write_bytes(deck)
-    request = {"input_profile": profile, "filename": f"{name}.pptx"}
-    result = _processor_run(PptxImportProcessor(), input_dir, output_dir, request)
+    root = workdir / f"import-{profile}-{name}"
+    result = pptx_imported(deck, root, profile=profile, filename=f"{name}.pptx")
     bundle_path = next(output.path for output in result.outputs if output.role == "bundle")
-    project = output_dir.parent / "project"
+    project = root / "project"
     for item in read_bundle(bundle_path, max_files=10_000, max_expanded_bytes=512 * 1024**2).files:
         (project / item.path).parent.mkdir(parents=True, exist_ok=True)
         (project / item.path).write_bytes(item.data)
@@ -144,9 +120,7 @@ def imported(deck: bytes, profile: str, workdir: Path, name: str) -> Path:
 
 
 def exported(files: dict, workdir: Path, name: str) -> Path:
-    input_dir, output_dir = _fresh(workdir, f"export-{name}")
-    write_project_bundle(input_dir, files, entry_path="main.typ", project_type="typst")
-    result = _processor_run(TypstExportProcessor(), input_dir, output_dir, {})
+    result = typst_exported(files, workdir / f"export-{name}")
     return next(output.path for output in result.outputs if output.role == "pptx")
 
 

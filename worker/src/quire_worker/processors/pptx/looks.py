@@ -111,7 +111,7 @@ class TextLook:
         return None
 
     def color(self, run_properties, level: int) -> str | None:
-        own = self.run_value(run_properties, level, lambda rpr: _solid(rpr, self.theme))
+        own = self.run_value(run_properties, level, lambda rpr: solid_color(rpr, self.theme))
         if own is not None:
             return own
         if self.style_color is not None:
@@ -133,7 +133,8 @@ class TextLook:
         return self.run_value(run_properties, level, east_asian) or self.theme.minor_east_asian
 
 
-def _solid(properties, theme: Theme) -> str | None:
+def solid_color(properties, theme: Theme) -> str | None:
+    """The colour of a properties element's ``<a:solidFill>`` (a table cell's run reads it with no theme)."""
     fill = _fill_child(properties)
     return fill_color(fill, theme)[0] if fill is not None and fill.tag == f"{A}solidFill" else None
 

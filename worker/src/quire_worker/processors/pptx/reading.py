@@ -138,9 +138,9 @@ def read_deck(
             f"The presentation has {len(slides)} slides; at most {bounds.max_slides} can be imported.",
         )
     slide_frame = Frame(0, 0, width_emu / EMU_PER_POINT, height_emu / EMU_PER_POINT)
-    read = []
+    read, masters = [], {}
     for number, slide in enumerate(slides, start=1):
-        theme = slide_theme(slide)
+        theme = slide_theme(slide, masters)
         reading = SlideReading(number, bounds, report, assets, slide_frame, theme=theme, fonts=fonts, faithful=faithful)
         read.append(_read_slide(slide, reading))
         converted.extend(reading.converted)

@@ -7,8 +7,9 @@ from pptx.enum.shapes import PP_PLACEHOLDER
 from pptx.text.text import _Run
 
 from quire_worker.processors.pptx.fonts import FontMapper, has_east_asian, is_symbol_font, symbol_text
-from quire_worker.processors.pptx.looks import TextLook
+from quire_worker.processors.pptx.looks import TextLook, solid_color
 from quire_worker.processors.pptx.slide_model import Paragraph, Run
+from quire_worker.processors.pptx.theme import Theme
 
 _DRAWINGML = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 _ALIGNMENTS = {"l": "left", "ctr": "center", "r": "right", "just": "justify", "dist": "justify"}
@@ -87,7 +88,7 @@ def _run_of_text(text: str, properties, level: int, reading: TextReading, *, lin
         return read(properties) if properties is not None else None
 
     size = inherited(lambda rpr: int(rpr.get("sz")) / 100 if (rpr.get("sz") or "").isdigit() else None)
-    color = look.color(properties, level) if look is not None else _own_color(properties)
+    color = look.color(properties, level) if look is not None else solid_color(properties, Theme())
     family = None
     if look is not None and reading.fonts is not None:
         named = look.font(properties, level)
@@ -109,14 +110,6 @@ def _run_of_text(text: str, properties, level: int, reading: TextReading, *, lin
 
 def _flag(name: str):
     return lambda rpr: rpr.get(name) in ("1", "true") if rpr.get(name) is not None else None
-
-
-def _own_color(properties) -> str | None:
-    """Without a theme (a table's cells): the run's own sRGB colour only."""
-    if properties is None:
-        return None
-    value = properties.xpath("./a:solidFill/a:srgbClr/@val")
-    return str(value[0]).lower() if value and len(str(value[0])) == 6 else None
 
 
 def _link(run: _Run) -> str | None:

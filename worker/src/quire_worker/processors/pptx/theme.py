@@ -7,7 +7,7 @@ PowerPoint renders them; the luminance and saturation modifiers work in HSL.
 """
 
 import colorsys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from lxml import etree
 from pptx.opc.constants import RELATIONSHIP_TYPE
@@ -94,22 +94,31 @@ class Theme:
         return self.first_color(reference), self.line_styles[index]
 
 
-def slide_theme(slide) -> Theme:
-    """The theme of ``slide``'s master, with the master's colour map and the slide's override of it."""
+def slide_theme(slide, masters: dict | None = None) -> Theme:
+    """The theme of ``slide``'s master, with the master's colour map and the slide's override of it; ``masters``
+    keeps each master's theme, read once for all its slides."""
     master = slide.slide_layout.slide_master
-    try:
-        part = master.part.part_related_by(RELATIONSHIP_TYPE.THEME)
-        root = etree.fromstring(part.blob, parser=etree.XMLParser(resolve_entities=False, no_network=True))
-    except (KeyError, etree.XMLSyntaxError, ValueError):
-        root = None
+    masters = {} if masters is None else masters
+    key = str(master.part.partname)
+    if key not in masters:
+        masters[key] = master_theme(master)
+    theme = masters[key]
+    override = slide._element.find(f"{P}clrMapOvr/{A}overrideClrMapping")
+    if override is None:
+        return theme
+    return replace(theme, color_map={**theme.color_map, **override.attrib})
+
+
+def master_theme(master) -> Theme:
+    """A slide master's theme part, with the master's colour map."""
     color_map = dict(_DEFAULT_MAP)
     mapping = master._element.find(f"{P}clrMap")
     if mapping is not None:
         color_map.update(mapping.attrib)
-    override = slide._element.find(f"{P}clrMapOvr/{A}overrideClrMapping")
-    if override is not None:
-        color_map.update(override.attrib)
-    if root is None:
+    try:
+        part = master.part.part_related_by(RELATIONSHIP_TYPE.THEME)
+        root = etree.fromstring(part.blob, parser=etree.XMLParser(resolve_entities=False, no_network=True))
+    except (KeyError, etree.XMLSyntaxError, ValueError):
         return Theme(color_map=color_map)
     elements = root.find(f"{A}themeElements")
     if elements is None:
@@ -117,10 +126,9 @@ def slide_theme(slide) -> Theme:
     base = Theme()
     scheme = {}
     for entry in elements.iterfind(f"{A}clrScheme/*"):
-        name = entry.tag.removeprefix(A)
         color = base.first_color(entry)
         if color:
-            scheme[name] = color
+            scheme[entry.tag.removeprefix(A)] = color
     fonts = elements.find(f"{A}fontScheme")
     formats = elements.find(f"{A}fmtScheme")
     return Theme(

@@ -33,7 +33,6 @@ from quire_worker.processors.typst.project import TypstProject, read_project
 PPTX_NAME = "output.pptx"
 REPORT_NAME = "report.json"
 MIN_PPI = 24
-_SVG_SIZE = re.compile(rb'<svg[^>]*?\swidth="([0-9.]+)pt"\s+height="([0-9.]+)pt"')
 _PDF_FONT = re.compile(rb"/BaseFont\s*/(?:[A-Z]{6}\+)?([A-Za-z0-9_.+-]+)")
 
 
@@ -81,8 +80,9 @@ class Rendering:
 def _render(compiler, project: TypstProject, settings: ExportSettings, *, scratch_dir, isolation) -> Rendering:
     """Each page's text as lines, a PNG at a slide resolution of the rest without the formulas, and each
     formula's picture (``page_pictures``), with the fonts used and the compiler's warnings."""
-    svgs, found_warnings = _compile(compiler, project, format="svg")
-    sizes = [_page_size(svg) for svg in svgs]
+    pdf, found_warnings = _compile(compiler, project, format="pdf")
+    texts = page_texts(pdf[0])  # the pages' text, and their sizes
+    sizes = [(round(text.width, 2), round(text.height, 2)) for text in texts]
     if len(sizes) > settings.max_pages:
         raise ConversionFailure(
             "resource_limit",
@@ -90,8 +90,6 @@ def _render(compiler, project: TypstProject, settings: ExportSettings, *, scratc
             f"The project has {len(sizes)} pages; at most {settings.max_pages} can be exported.",
         )
     ppi = choose_ppi(sizes, settings)
-    pdf, _ = _compile(compiler, project, format="pdf")
-    texts = page_texts(pdf[0])
     pictures = page_pictures(
         project.files_root,
         project.entry_path,
@@ -100,7 +98,7 @@ def _render(compiler, project: TypstProject, settings: ExportSettings, *, scratc
         ppi=ppi,
         page_widths=[width for width, _ in sizes],
     )
-    if len(pictures.backgrounds) != len(sizes) or len(texts) != len(sizes):
+    if len(pictures.backgrounds) != len(sizes):
         raise ConversionFailure(
             "internal_contract_violation", "pages_differ", "The page pictures do not match the document's pages."
         )
@@ -122,13 +120,6 @@ def _compile(compiler, project: TypstProject, **options) -> tuple[list[bytes], l
     except typst.TypstError as exc:
         raise compile_failure(exc, project.files_root) from exc
     return (output if isinstance(output, list) else [output]), list(found)
-
-
-def _page_size(svg: bytes) -> tuple[float, float]:
-    match = _SVG_SIZE.search(svg[:2000])
-    if not match:
-        raise ConversionFailure("internal_contract_violation", "page_size_unknown", "A page's size could not be read.")
-    return float(match.group(1)), float(match.group(2))
 
 
 def choose_ppi(sizes: list[tuple[float, float]], settings: ExportSettings) -> float:

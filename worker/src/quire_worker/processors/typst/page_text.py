@@ -54,8 +54,7 @@ class TextRun:
 class TextLine:
     runs: list[TextRun]
     bullet: str | None = None  # the marker ("•", "1." …) of a list item; ``runs`` then hold its text only
-    bullet_x: float = 0.0
-    level: int = 0
+    bullet_x: float = 0.0  # a nested item's marker stands further right
     align: str | None = None  # "center" or "right" for a line centred on the page or ending at its margin
 
     @property
@@ -82,6 +81,8 @@ class TextLine:
 
 @dataclass
 class PageText:
+    width: float  # the page's size, points
+    height: float
     lines: list[TextLine] = field(default_factory=list)
     formula_words: int = 0  # words drawn in a math font: in the formulas' pictures, not editable
 
@@ -95,8 +96,8 @@ def page_texts(pdf: bytes) -> list[PageText]:
     pages = [_page_text(page) for page in reader.pages]
     starts = [line.x for page in pages for line in page.lines]
     margin = min(starts) if starts else 0.0  # the document's left margin: where its leftmost line starts
-    for text, page in zip(pages, reader.pages, strict=True):
-        _aligned(text.lines, float(page.mediabox.width), margin)
+    for text in pages:
+        _aligned(text.lines, text.width, margin)
     return pages
 
 
@@ -106,7 +107,7 @@ def _page_text(page) -> PageText:
     widths = FontWidths(page)
     runs: list[TextRun] = []
     state = {"color": "000000", "formula": False}
-    result = PageText()
+    result = PageText(float(page.mediabox.width), height)
 
     def before(operator, operands, cm, tm):
         if operator in (b"sc", b"scn", b"rg", b"g", b"k"):
@@ -279,8 +280,4 @@ def _list_items(lines: list[TextLine]) -> list[TextLine]:
             line.bullet, line.bullet_x = marker, line.runs[0].x
             line.runs = line.runs[1:]
             line.runs[0] = replace(line.runs[0], text=line.runs[0].text.lstrip())
-    indents = sorted({round(line.bullet_x) for line in lines if line.bullet})
-    for line in lines:
-        if line.bullet:
-            line.level = indents.index(round(line.bullet_x))
     return lines
