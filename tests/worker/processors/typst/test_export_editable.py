@@ -161,6 +161,7 @@ def test_a_paper_exported_to_pptx_opens_in_impress_with_its_text_editable(export
     )
     result = export_typst({"main.typ": paper})
     pptx = outputs_by_role(result)["pptx"].path
+    assert Presentation(pptx).core_properties.title == "Demo paper", "the deck has the document's title"
 
     converted = subprocess.run(
         ["soffice", "--headless", f"-env:UserInstallation=file://{tmp_path}/profile", "--convert-to", "odp",

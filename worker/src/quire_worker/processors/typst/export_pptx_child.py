@@ -27,7 +27,7 @@ from quire_worker.processors.typst.compilation import (
 )
 from quire_worker.processors.typst.export_report import export_report
 from quire_worker.processors.typst.page_pictures import page_pictures
-from quire_worker.processors.typst.page_text import PageText, page_texts
+from quire_worker.processors.typst.page_text import PageText, document_title, page_texts
 from quire_worker.processors.typst.project import TypstProject, read_project
 
 PPTX_NAME = "output.pptx"
@@ -61,7 +61,7 @@ def convert(arguments: ChildArguments) -> tuple[dict, ...]:
     size = slide_size_for(*rendering.pages[0].size)
     epoch = datetime.fromtimestamp(project.source_epoch, tz=UTC)
     fonts = FontMapping()
-    pptx = build_presentation(rendering.pages, size=size, title=project.title, epoch=epoch, fonts=fonts)
+    pptx = build_presentation(rendering.pages, size=size, title=rendering.title, epoch=epoch, fonts=fonts)
     (arguments.output_dir / PPTX_NAME).write_bytes(pptx)
     report = export_report(project, rendering=rendering, size=size, settings=settings, fonts=fonts)
     (arguments.output_dir / REPORT_NAME).write_text(json.dumps(report, ensure_ascii=False, indent=2), "utf-8")
@@ -75,6 +75,7 @@ class Rendering:
     fonts: list[str]
     warnings: list[dict]
     texts: list[PageText]
+    title: str
 
 
 def _render(compiler, project: TypstProject, settings: ExportSettings, *, scratch_dir, isolation) -> Rendering:
@@ -82,6 +83,7 @@ def _render(compiler, project: TypstProject, settings: ExportSettings, *, scratc
     formula's picture (``page_pictures``), with the fonts used and the compiler's warnings."""
     pdf, found_warnings = _compile(compiler, project, format="pdf")
     texts = page_texts(pdf[0])  # the pages' text, and their sizes
+    title = document_title(pdf[0]) or project.title  # `#set document(title: …)`, else the entry file's name
     sizes = [(round(text.width, 2), round(text.height, 2)) for text in texts]
     if len(sizes) > settings.max_pages:
         raise ConversionFailure(
@@ -105,11 +107,11 @@ def _render(compiler, project: TypstProject, settings: ExportSettings, *, scratc
     pages = []
     for number, (png, (width, height), text) in enumerate(zip(pictures.backgrounds, sizes, texts, strict=True), 1):
         formulas = tuple(formula for formula in pictures.formulas if formula.page == number)
-        description = f"Page {number} of {project.title}: what is not text"
+        description = f"Page {number} of {title}: what is not text"
         pages.append(RenderedPage(png, width, height, lines=tuple(text.lines), description=description,
                                   formulas=formulas))  # fmt: skip
     warnings_found = warning_entries(found_warnings, project.files_root)
-    return Rendering(pages=pages, ppi=ppi, fonts=fonts_in_pdf(pdf), warnings=warnings_found, texts=texts)
+    return Rendering(pages=pages, ppi=ppi, fonts=fonts_in_pdf(pdf), warnings=warnings_found, texts=texts, title=title)
 
 
 def _compile(compiler, project: TypstProject, **options) -> tuple[list[bytes], list]:

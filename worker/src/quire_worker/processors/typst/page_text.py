@@ -91,6 +91,12 @@ def is_math_font(font: str) -> bool:
     return "Math" in font
 
 
+def document_title(pdf: bytes) -> str | None:
+    """The title the document set (Typst writes ``#set document(title: …)`` into the PDF's information)."""
+    metadata = PdfReader(io.BytesIO(pdf)).metadata
+    return (metadata.title or "").strip() or None if metadata else None
+
+
 def page_texts(pdf: bytes) -> list[PageText]:
     reader = PdfReader(io.BytesIO(pdf))
     pages = [_page_text(page) for page in reader.pages]
